@@ -1,0 +1,38 @@
+# Two commands on a fresh machine: `make site` and `make test`. Each sets itself up.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup site matrix report test test-integration lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Run the default matrix (incremental: only cells not yet measured), then the report.
+site: $(STAMP)
+	$(BIN)/compat-matrix run; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || exit $$status
+	$(BIN)/compat-matrix report --format json --output results/matrix.json
+	$(BIN)/compat-matrix report --format csv --output results/matrix.csv
+
+report: $(STAMP)
+	$(BIN)/compat-matrix report
+
+test: $(STAMP)
+	$(BIN)/pytest
+
+# Installs real SDK and CLI versions from the registries and measures real cells.
+test-integration: $(STAMP)
+	$(BIN)/pytest -m integration
+
+lint: $(STAMP)
+	$(BIN)/ruff check matrix tests scripts
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) site results/.tmp-*

@@ -1,0 +1,205 @@
+"""compat-matrix command line: wiring only. Errors become one line and an exit code here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import HARNESS_VERSION, __version__, proc
+from .cache import cache_root
+from .config import Plan, load_plan
+from .errors import InfraError, MatrixError, UserError
+from .outcomes import OUTCOME_INFO, Outcome
+from .planning import resolve
+from .products import FAMILIES
+from .registry import Discovery
+from .report import print_report, to_csv, to_json
+from .runner import Runner, pending
+from .store import Row, Store, load_frame
+from .versions import sort_key
+
+__all__ = ["main"]
+
+EXIT_USER = 2
+EXIT_INFRA = 3
+err_console = Console(stderr=True)
+
+
+def _load(args: argparse.Namespace) -> Plan:
+    probes = {name: list(f.probes) for name, f in FAMILIES.items()}
+    return load_plan(Path(args.config), list(FAMILIES), probes)
+
+
+def _discovery(plan: Plan, refresh: bool = False) -> Discovery:
+    return Discovery(cache_root() / "discovery", plan.run.discovery_ttl_hours * 3600, refresh)
+
+
+def _results(args: argparse.Namespace, plan: Plan | None) -> Path:
+    if args.results:
+        return Path(args.results)
+    return Path(plan.run.results if plan else "results")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def cmd_discover(args: argparse.Namespace, console: Console) -> int:
+    plan = _load(args)
+    disc = _discovery(plan, refresh=args.refresh)
+    for r in resolve(plan, disc, args.family, [], [], []):
+        fam = FAMILIES[r.family]
+        for side, pkg, rel, chosen in (("sdk", fam.sdk_package, r.sdk_releases, r.sdk_versions),
+                                       ("cli", fam.cli_package, r.cli_releases, r.cli_versions)):
+            final = sorted((x.version for x in rel if not x.prerelease), key=sort_key)
+            console.print(f"[bold]{r.family}[/] {side} {pkg}: {len(rel)} releases "
+                          f"({len(final)} final), newest {final[-1] if final else '-'}")
+            console.print(f"  selected ({len(chosen)}): {' '.join(chosen)}")
+    for w in disc.warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    plan = _load(args)
+    store = Store(_results(args, plan))
+    store.check_writable()
+    existing, warnings = store.read()
+    for w in warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    disc = _discovery(plan)
+    resolved = resolve(plan, disc, args.family, args.sdk, args.cli, args.probe)
+    for w in disc.warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    cells = [c for r in resolved for c in r.cells()]
+    todo = pending(cells, existing, args.force)
+    console.print(f"{len(cells)} cells planned, {len(cells) - len(todo)} already measured by "
+                  f"harness {HARNESS_VERSION}, {len(todo)} to measure with {args.jobs or plan.run.jobs} jobs")
+    reaper = proc.Reaper()
+    t0 = time.monotonic()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        task = progress.add_task("measuring", total=len(todo))
+
+        def on_row(row: Row) -> None:
+            colour = OUTCOME_INFO[Outcome(row.outcome)][0]
+            progress.console.print(
+                f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}  "
+                f"[{colour}]{row.outcome:<13}[/] {row.seconds:6.1f}s  {(row.error_message or '')[:90]}")
+            progress.advance(task)
+
+        runner = Runner(plan, store, cache_root(), reaper, on_row)
+        rows = runner.run(todo, args.jobs or plan.run.jobs)
+    elapsed = time.monotonic() - t0
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    console.print(f"measured {len(rows)} cells in {elapsed:.1f}s: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if runner.env_seconds:
+        console.print("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
+    frame, _ = load_frame(store.directory)
+    print_report(frame[frame["family"].isin([r.family for r in resolved])], console)
+    return EXIT_INFRA if counts.get(Outcome.INFRA_ERROR.value) else 0
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    directory = _results(args, None)
+    if not (directory / "rows.jsonl").exists():
+        raise UserError(f"no results in {directory}; run `compat-matrix run` first or pass --results DIR")
+    frame, warnings = load_frame(directory)
+    for w in warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    if args.family:
+        frame = frame[frame["family"].isin(args.family)]
+    if args.format == "table":
+        print_report(frame, console)
+        return 0
+    text = to_json(frame) if args.format == "json" else to_csv(frame)
+    if args.output:
+        _write_atomic(Path(args.output), text)
+        console.print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="compat-matrix", description=__doc__)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__} (harness {HARNESS_VERSION})")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--config", default="matrix.toml", help="the matrix config (default: matrix.toml)")
+        sp.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
+
+    d = sub.add_parser("discover", help="list released versions and what the config selects")
+    common(d)
+    d.add_argument("--refresh", action="store_true", help="ignore the cached release lists")
+
+    r = sub.add_parser("run", help="measure the cells not yet measured")
+    common(r)
+    r.add_argument("--sdk", action="append", default=[], metavar="V", help="only this SDK version (repeatable)")
+    r.add_argument("--cli", action="append", default=[], metavar="V", help="only this CLI version (repeatable)")
+    r.add_argument("--probe", action="append", default=[], help="only this probe kind (repeatable)")
+    r.add_argument("--jobs", type=_positive, default=None, help="cells measured at once")
+    r.add_argument("--results", default=None, help="results directory (default from the config)")
+    r.add_argument("--force", action="store_true", help="re-measure cells already measured")
+
+    rp = sub.add_parser("report", help="print or export the stored results")
+    rp.add_argument("--results", default=None, help="results directory (default: results)")
+    rp.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
+    rp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    rp.add_argument("--output", default=None, help="write to this file (atomically) instead of stdout")
+    return p
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
+    return n
+
+
+COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console()
+    # SIGTERM ends a run like Ctrl-C does: every process group we started is killed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return COMMANDS[args.command](args, console)
+    except UserError as err:
+        err_console.print(f"[red]error:[/] {err}", highlight=False)
+        return EXIT_USER
+    except InfraError as err:
+        err_console.print(f"[red]infrastructure error:[/] {err}", highlight=False)
+        return EXIT_INFRA
+    except MatrixError as err:
+        err_console.print(f"[red]error:[/] {err}", highlight=False)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        err_console.print("interrupted: processes stopped; the rows already written are kept")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

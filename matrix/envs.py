@@ -1,0 +1,260 @@
+"""Provisioned, cached environments behind one small interface.
+
+``create()`` returns True when it built the environment, False when it reused it. Reuse
+happens only when the fingerprint file (kind, package, version, tool versions) matches
+exactly, and that file is written only after a successful install, so a half-built or
+corrupt environment is rebuilt. Each environment has a lock: exclusive while building,
+shared while in use, so eviction never removes one a probe is using.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from . import proc
+from .cache import dir_size, locked
+from .errors import InfraError, UninstallableError, UserError
+from .sandbox import install_env
+
+__all__ = ["BACKENDS", "Environment", "NpmPrefix", "UvVenv", "evict", "make_env", "with_retries"]
+
+FINGERPRINT = ".compat-matrix-env.json"
+LAST_USED = ".compat-matrix-last-used"
+
+# Registry answers meaning "this exact thing can no longer be had", as opposed to a network
+# or disk failure on our side.
+_NPM_GONE = re.compile(r"\b(ETARGET|E404|notarget|No matching version found)\b")
+_UV_GONE = re.compile(r"(No solution found|not found in the package registry|"
+                      r"no version of|was yanked|Because .* (depends|requires))")
+_NO_SPACE = re.compile(r"(ENOSPC|No space left on device)")
+
+
+@functools.cache
+def _tool_version(argv: tuple[str, ...]) -> str:
+    res = proc.run(proc.Request(argv, install_env(), Path.cwd(), timeout=60))
+    if not res.ok:
+        raise InfraError(" ".join(argv), f"failed: {res.stderr.strip()[-300:]}")
+    return res.stdout.strip().splitlines()[-1]
+
+
+def uv_bin() -> str:
+    from uv import find_uv_bin  # the uv wheel is one of our dependencies
+
+    return find_uv_bin()
+
+
+@dataclass
+class Environment:
+    """One cached environment of ``kind`` for ``package==version`` under ``location``."""
+
+    kind: ClassVar[str] = ""
+    package: str
+    version: str
+    location: Path
+    install_timeout: float = 900.0
+    log_dir: Path | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def fingerprint(self) -> dict[str, str]:
+        return {"kind": self.kind, "package": self.package, "version": self.version, **self.extra}
+
+    @property
+    def _fp_file(self) -> Path:
+        return self.location / FINGERPRINT
+
+    @property
+    def _lock(self) -> Path:
+        return self.location.with_name(self.location.name + ".lock")
+
+    def stored(self) -> dict[str, object] | None:
+        try:
+            data = json.loads(self._fp_file.read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def is_ready(self) -> bool:
+        data = self.stored()
+        return data is not None and data.get("fingerprint") == self.fingerprint()
+
+    def create(self) -> bool:
+        with locked(self._lock):
+            if self.is_ready() and self.healthy():
+                return False
+            if self.location.exists():
+                shutil.rmtree(self.location)  # stale, corrupt or from other tool versions
+            self.location.mkdir(parents=True)
+            t0 = time.monotonic()
+            try:
+                self._install()
+            except BaseException:
+                shutil.rmtree(self.location, ignore_errors=True)
+                raise
+            info = {
+                "fingerprint": self.fingerprint(),
+                "seconds": round(time.monotonic() - t0, 2),
+                "bytes": dir_size(self.location),
+                "created": time.time(),
+            }
+            self._fp_file.write_text(json.dumps(info, indent=1))
+            return True
+
+    @contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Hold a shared lock (blocks eviction) and mark it recently used."""
+        with locked(self._lock, shared=True):
+            (self.location / LAST_USED).touch()
+            yield
+
+    def healthy(self) -> bool:
+        return True
+
+    def _install(self) -> None:
+        raise NotImplementedError
+
+    def _run_installer(self, argv: list[str], gone: re.Pattern[str]) -> proc.Result:
+        res = proc.run(proc.Request(tuple(argv), install_env(), self.location,
+                                    timeout=self.install_timeout))
+        if res.ok:
+            return res
+        text = res.stdout + res.stderr
+        log = self._write_log(argv, res)
+        if res.timed_out:
+            raise InfraError(f"installing {self.package}=={self.version}",
+                             f"timed out after {self.install_timeout:.0f}s", log)
+        if _NO_SPACE.search(text):
+            raise InfraError(f"installing {self.package}=={self.version}", "disk full", log)
+        if gone.search(text):
+            raise UninstallableError(self.package, self.version, _last_error_line(text))
+        raise InfraError(f"installing {self.package}=={self.version}", _last_error_line(text), log)
+
+    def _write_log(self, argv: list[str], res: proc.Result) -> str | None:
+        if self.log_dir is None:
+            return None
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        name = f"install-{self.kind}-{self.package.replace('/', '_')}-{self.version}.log"
+        path = self.log_dir / name
+        path.write_text(f"$ {' '.join(argv)}\nexit {res.returncode}\n{res.stdout}\n{res.stderr}")
+        return str(path)
+
+
+def _last_error_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errs = [ln for ln in lines if "error" in ln.lower() or "ERR" in ln]
+    return (errs or lines or ["no output"])[-1][:500]
+
+
+@dataclass
+class UvVenv(Environment):
+    kind: ClassVar[str] = "uv-venv"
+    python: str = sys.executable
+
+    def fingerprint(self) -> dict[str, str]:
+        py = _tool_version((self.python, "-c", "import sys; print(sys.version.split()[0])"))
+        return {**super().fingerprint(), "python": py, "uv": _tool_version((uv_bin(), "--version"))}
+
+    @property
+    def interpreter(self) -> Path:
+        return self.location / "bin" / "python"
+
+    def healthy(self) -> bool:
+        return self.interpreter.exists()
+
+    def _install(self) -> None:
+        uv = uv_bin()
+        self._run_installer([uv, "venv", "--quiet", "--no-project", "--python", self.python,
+                             str(self.location)], _UV_GONE)
+        self._run_installer([uv, "pip", "install", "--quiet", "--python", str(self.interpreter),
+                             f"{self.package}=={self.version}"], _UV_GONE)
+
+
+@dataclass
+class NpmPrefix(Environment):
+    kind: ClassVar[str] = "npm-prefix"
+
+    def fingerprint(self) -> dict[str, str]:
+        return {**super().fingerprint(), "npm": _tool_version(("npm", "--version"))}
+
+    @property
+    def package_dir(self) -> Path:
+        return self.location / "node_modules" / self.package
+
+    def healthy(self) -> bool:
+        return (self.package_dir / "package.json").exists()
+
+    def package_json(self) -> dict[str, object]:
+        data = json.loads((self.package_dir / "package.json").read_text())
+        assert isinstance(data, dict)
+        return data
+
+    def _install(self) -> None:
+        self._run_installer(["npm", "install", "--prefix", str(self.location),
+                             f"{self.package}@{self.version}", "--no-audit", "--no-fund",
+                             "--no-save", "--loglevel=error"], _NPM_GONE)
+
+
+BACKENDS: dict[str, type[Environment]] = {b.kind: b for b in (UvVenv, NpmPrefix)}
+
+
+def make_env(kind: str, package: str, version: str, root: Path, **kw: object) -> Environment:
+    try:
+        backend = BACKENDS[kind]
+    except KeyError:
+        raise UserError(f"unknown environment kind {kind!r}; valid: {', '.join(BACKENDS)}") from None
+    safe = f"{package.replace('/', '__').lstrip('@')}-{version}"
+    return backend(package=package, version=version, location=root / kind / safe, **kw)  # type: ignore[arg-type]
+
+
+def with_retries(action: Callable[[], bool], retries: int, base_delay: float = 2.0) -> bool:
+    """Retry infra failures with exponential backoff; uninstallable and our bugs pass through."""
+    for attempt in range(retries + 1):
+        try:
+            return action()
+        except InfraError:
+            if attempt == retries:
+                raise
+            time.sleep(base_delay * 4**attempt)
+    raise AssertionError("unreachable")
+
+
+def evict(root: Path, kind: str, budget_bytes: int, keep: set[Path]) -> list[Path]:
+    """Remove least recently used environments of ``kind`` until the total fits the budget.
+    Environments in use (shared lock held) or in ``keep`` are never removed."""
+    base = root / kind
+    if not base.exists():
+        return []
+    entries = []
+    for d in base.iterdir():
+        if not d.is_dir():
+            continue
+        try:
+            info = json.loads((d / FINGERPRINT).read_text())
+            size = int(info["bytes"])
+        except (OSError, ValueError, KeyError):
+            continue
+        used = (d / LAST_USED).stat().st_mtime if (d / LAST_USED).exists() else info.get("created", 0)
+        entries.append((used, d, size))
+    total = sum(s for _, _, s in entries)
+    removed: list[Path] = []
+    for _used, d, size in sorted(entries):
+        if total <= budget_bytes:
+            break
+        if d in keep:
+            continue
+        with locked(d.with_name(d.name + ".lock"), blocking=False) as got:
+            if not got:
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+        total -= size
+        removed.append(d)
+    return removed

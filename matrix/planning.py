@@ -1,0 +1,59 @@
+"""Config + registry -> the concrete list of cells to measure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import Plan, Selection
+from .errors import UserError
+from .products import FAMILIES
+from .registry import Discovery
+from .runner import Cell
+from .versions import Release, apply_selection
+
+__all__ = ["Resolved", "resolve"]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    family: str
+    sdk_versions: list[str]
+    cli_versions: list[str]
+    probes: list[str]
+    sdk_releases: list[Release]
+    cli_releases: list[Release]
+
+    def cells(self) -> list[Cell]:
+        return [Cell(self.family, s, c, p) for p in self.probes
+                for s in self.sdk_versions for c in self.cli_versions]
+
+
+def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,
+          override: list[str]) -> tuple[list[str], list[Release]]:
+    releases = discovery.releases(ecosystem, package)
+    if override:
+        sel = Selection(select=override, exclude=[], prereleases=True)
+    return apply_selection(package, releases, sel.select, sel.exclude, sel.prereleases), releases
+
+
+def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str],
+            cli: list[str], probes: list[str]) -> list[Resolved]:
+    chosen = families or list(plan.families)
+    for name in chosen:
+        if name not in plan.families:
+            valid = ", ".join(plan.families) or "none"
+            raise UserError(f"--family {name!r} is not in the config; configured families: {valid}")
+    out = []
+    for name in chosen:
+        fam, conf = FAMILIES[name], plan.families[name]
+        for p in probes:
+            if p not in fam.probes:
+                raise UserError(f"--probe {p!r} is not a probe of {name}; valid: {', '.join(fam.probes)}")
+        sdks, sdk_rel = _pick(discovery, fam.sdk_ecosystem, fam.sdk_package, conf.sdk, sdk)
+        clis, cli_rel = _pick(discovery, fam.cli_ecosystem, fam.cli_package, conf.cli, cli)
+        if not sdks or not clis:
+            side = "sdk" if not sdks else "cli"
+            raise UserError(f"families.{name}.{side}: the selection matches no released version; "
+                            "widen it or run `compat-matrix discover` to see what exists")
+        out.append(Resolved(name, sdks, clis, probes or list(conf.probes), sdk_rel, cli_rel))
+    return out

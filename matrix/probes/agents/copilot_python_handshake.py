@@ -1,0 +1,226 @@
+"""Handshake agent for github-copilot-sdk. Runs with the SDK venv's interpreter, never
+inside the harness: it imports only the SDK and the stdlib.
+
+Usage: python copilot_python_handshake.py '{"cli_path": ..., "step_timeout": ...}'
+
+It constructs that version's client pointed at the given CLI through the version's own
+API (found by inspecting the constructor, not by a table of versions), starts it (the
+SDK's own negotiation), pings and asks for status where the version has those calls,
+stops it, and prints one report line. Only the SDK's own calls are wrapped as SDK
+errors; a failure to drive the API (our side) is reported as ``harness_error``.
+"""
+
+import asyncio
+import importlib
+import importlib.metadata
+import inspect
+import json
+import logging
+import sys
+import time
+import traceback
+import warnings
+
+PREFIX = "@@compat-matrix-report@@ "
+DIST = "github-copilot-sdk"
+
+report = {"schema": 1, "sdk_name": DIST, "steps": [], "warnings": [], "declared": {}, "api": {}}
+
+
+def note(msg):
+    # Progress on stderr: if the harness has to kill us, the last line says where we were.
+    print(f"[agent] {msg}", file=sys.stderr, flush=True)
+
+
+def error_info(exc, timeout=False):
+    return {
+        "type": type(exc).__name__,
+        "module": type(exc).__module__,
+        "message": str(exc) or repr(exc),
+        "traceback": "".join(traceback.format_exception(exc))[-6000:],
+        "timeout": timeout or isinstance(exc, (TimeoutError, asyncio.TimeoutError)),
+    }
+
+
+def jsonable(value):
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        pass
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "__dict__"):
+        return {k: jsonable(v) for k, v in vars(value).items() if not k.startswith("_")}
+    return repr(value)
+
+
+def field(obj, *names):
+    for name in names:
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return None
+
+
+class Capture(logging.Handler):
+    def emit(self, record):
+        report["warnings"].append(f"log {record.name} {record.levelname}: {record.getMessage()}"[:2000])
+
+
+async def step(name, make, timeout):
+    """Run one SDK call with our deadline; record ok/error/seconds/result."""
+    note(f"step {name}")
+    t0 = time.monotonic()
+    entry = {"name": name, "ok": False}
+    report["steps"].append(entry)
+    try:
+        result = await asyncio.wait_for(make(), timeout)
+        entry["ok"] = True
+        entry["result"] = jsonable(result)
+        return result
+    except asyncio.TimeoutError as exc:
+        entry["error"] = error_info(exc, timeout=True)
+        entry["error"]["message"] = f"{name} did not settle within {timeout:.0f}s (harness deadline)"
+        entry["error"]["source"] = "harness"
+        return None
+    except Exception as exc:  # the SDK's own failure: classified by the harness
+        entry["error"] = error_info(exc)
+        return None
+    finally:
+        entry["seconds"] = round(time.monotonic() - t0, 4)
+
+
+def declared(copilot):
+    found = {}
+    names = ("SDK_PROTOCOL_VERSION", "MIN_PROTOCOL_VERSION", "_MIN_PROTOCOL_VERSION", "CLI_VERSION")
+    for mod_name in ("copilot.sdk_protocol_version", "copilot._sdk_protocol_version",
+                     "copilot.client", "copilot._cli_version"):
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError:
+            continue
+        for n in names:
+            if isinstance(getattr(mod, n, None), (int, str)):
+                found[n.lstrip("_")] = getattr(mod, n)
+    import os
+
+    bundled = os.path.join(os.path.dirname(copilot.__file__), "bin", "copilot")
+    found["bundled_cli"] = os.path.exists(bundled)
+    return found
+
+
+def construct(copilot, cli_path, log_level):
+    """Build the client through this version's own constructor."""
+    params = inspect.signature(copilot.CopilotClient.__init__).parameters
+    if "connection" in params:
+        conn_cls = getattr(copilot, "RuntimeConnection", None)
+        if conn_cls is None:
+            raise LookupError("constructor takes connection= but copilot.RuntimeConnection is missing")
+        kwargs = {"connection": conn_cls.for_stdio(path=cli_path), "log_level": log_level}
+        if "use_logged_in_user" in params:
+            kwargs["use_logged_in_user"] = False
+        report["api"] = {"style": "keyword connection", "call": "CopilotClient(connection=RuntimeConnection.for_stdio(path=P), ...)"}
+        return copilot.CopilotClient(**kwargs)
+    if "config" in params:
+        cfg_cls = getattr(copilot, "SubprocessConfig", None)
+        if cfg_cls is None:
+            raise LookupError("constructor takes config= but copilot.SubprocessConfig is missing")
+        cfg_params = inspect.signature(cfg_cls).parameters
+        kwargs = {"cli_path": cli_path, "use_stdio": True, "log_level": log_level}
+        if "use_logged_in_user" in cfg_params:
+            kwargs["use_logged_in_user"] = False
+        report["api"] = {"style": "config dataclass", "call": "CopilotClient(SubprocessConfig(cli_path=P, ...), auto_start=False)"}
+        return copilot.CopilotClient(cfg_cls(**kwargs), auto_start=False)
+    if "options" in params:
+        # Old options dict: keys a version does not know are read with .get() and ignored.
+        opts = {"cli_path": cli_path, "use_stdio": True, "log_level": log_level,
+                "auto_start": False, "use_logged_in_user": False}
+        report["api"] = {"style": "options dict", "call": "CopilotClient({'cli_path': P, ...})"}
+        return copilot.CopilotClient(opts)
+    raise LookupError(f"unrecognised CopilotClient signature {list(params)}")
+
+
+async def main(cfg):
+    cli_path = cfg["cli_path"]
+    t = float(cfg.get("step_timeout", 30))
+    logging.getLogger().addHandler(Capture(level=logging.WARNING))
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(
+        lambda _loop, ctx: report["warnings"].append(f"asyncio: {ctx.get('message')} {ctx.get('exception')!r}"[:2000])
+    )
+
+    note("step import")
+    t0 = time.monotonic()
+    try:
+        copilot = importlib.import_module("copilot")
+        report["sdk_version"] = importlib.metadata.version(DIST)
+        report["steps"].append({"name": "import", "ok": True, "seconds": round(time.monotonic() - t0, 4)})
+    except Exception as exc:
+        report["steps"].append({"name": "import", "ok": False, "seconds": round(time.monotonic() - t0, 4),
+                                "error": error_info(exc)})
+        return
+    try:
+        report["declared"] = declared(copilot)
+    except Exception as exc:
+        report["declared"] = {"error": repr(exc)}
+
+    note("step construct")
+    t0 = time.monotonic()
+    try:
+        client = construct(copilot, cli_path, cfg.get("log_level", "error"))
+    except (LookupError, TypeError) as exc:
+        # We called the API wrongly: a bug in this agent, never the SDK's crash.
+        report["harness_error"] = f"could not construct the client: {type(exc).__name__}: {exc}"
+        return
+    except Exception as exc:
+        report["steps"].append({"name": "construct", "ok": False, "seconds": round(time.monotonic() - t0, 4),
+                                "error": error_info(exc)})
+        return
+    report["steps"].append({"name": "construct", "ok": True, "seconds": round(time.monotonic() - t0, 4)})
+
+    started = False
+    try:
+        await step("start", client.start, t)
+        started = report["steps"][-1]["ok"]
+        if started:
+            report["negotiated_protocol"] = getattr(client, "_negotiated_protocol_version", None)
+            if hasattr(client, "ping"):
+                res = await step("ping", lambda: client.ping("compat-matrix"), t)
+                proto = field(res, "protocolVersion", "protocol_version")
+                if report["negotiated_protocol"] is None and isinstance(proto, int):
+                    report["negotiated_protocol"] = proto
+            if hasattr(client, "get_status"):
+                res = await step("get_status", client.get_status, t)
+                report["observed_cli_version"] = field(res, "version")
+            else:
+                report["steps"].append({"name": "get_status", "ok": True, "skipped": "no get_status in this version"})
+    finally:
+        res = await step("stop", client.stop, t)
+        stop = report["steps"][-1]
+        # Up to 0.1.28 stop() returns the cleanup errors instead of raising them.
+        if stop["ok"] and isinstance(res, list) and res:
+            stop["ok"] = False
+            stop["error"] = {"type": "StopErrors", "module": "", "message": "; ".join(map(str, res))[:4000],
+                             "traceback": "", "timeout": False}
+        if not stop["ok"] and hasattr(client, "force_stop"):
+            await step("force_stop", client.force_stop, t)
+        if not started:
+            stop["after_failed_start"] = True
+
+
+if __name__ == "__main__":
+    config = json.loads(sys.argv[1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            asyncio.run(main(config))
+        except BaseException as exc:  # our own bug outside the SDK's calls
+            report["harness_error"] = f"agent failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()[-3000:]}"
+        # ResourceWarnings are the interpreter tidying up after the SDK, not the SDK talking.
+        report["warnings"].extend(f"warning {w.category.__name__}: {w.message}"[:2000] for w in caught
+                                  if not issubclass(w.category, ResourceWarning))
+    print(PREFIX + json.dumps(report, default=repr), flush=True)

@@ -1,0 +1,230 @@
+"""Run one subprocess to completion or deadline, and leave nothing of it alive.
+
+Stdlib only; everything that spawns a process goes through ``run``. The child gets its own
+session (so its process group holds the grandchildren: the CLI an SDK spawns), closed stdin,
+output to files (a grandchild holding a pipe open cannot block us), a deadline, then
+TERM -> grace -> KILL of the whole group. Processes that left the group (setsid daemons)
+are found afterwards by a marker variable in their environment and killed too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["MARKER_VAR", "Reaper", "Request", "Result", "find_marked", "run"]
+
+MARKER_VAR = "COMPAT_MATRIX_CELL"
+_OUTPUT_LIMIT = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Request:
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    timeout: float
+    grace: float = 3.0
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int | None  # None: killed by us at the deadline
+    stdout: str
+    stderr: str
+    started: float  # time.time() at spawn
+    elapsed: float
+    timed_out: bool
+    # Commands of processes still alive after the main process ended, that we had to kill.
+    leftovers: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+@dataclass
+class Reaper:
+    """Knows every live process group and marker, so an interrupted run can kill them all."""
+
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _groups: set[int] = field(default_factory=set)
+    _markers: set[str] = field(default_factory=set)
+    cancelled: bool = False
+
+    def add(self, pgid: int, marker: str | None) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+            if marker:
+                self._markers.add(marker)
+
+    def discard(self, pgid: int, marker: str | None) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+            if marker:
+                self._markers.discard(marker)
+
+    def kill_all(self) -> None:
+        self.cancelled = True
+        with self._lock:
+            groups, markers = list(self._groups), list(self._markers)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+        for marker in markers:
+            for pid, _ in find_marked(marker):
+                _signal_pid(pid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _signal_pid(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def _procs() -> Iterator[tuple[int, Path]]:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            yield int(entry.name), entry
+
+
+def _stat(entry: Path) -> tuple[str, int] | None:
+    """(state, pgid) of a process, or None if it is gone."""
+    try:
+        raw = (entry / "stat").read_text()
+    except OSError:
+        return None
+    # comm may contain spaces and parentheses: split after the last ')'.
+    rest = raw[raw.rfind(")") + 2 :].split()
+    return rest[0], int(rest[2])
+
+
+def _cmdline(entry: Path) -> str:
+    try:
+        cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        # An exiting process has an empty cmdline; its name is still in comm.
+        return cmd or f"[{(entry / 'comm').read_text().strip()}]"
+    except OSError:
+        return "?"
+
+
+def _group_members(pgid: int) -> list[tuple[int, str]]:
+    found = []
+    for pid, entry in _procs():
+        st = _stat(entry)
+        if st and st[1] == pgid and st[0] != "Z":
+            found.append((pid, _cmdline(entry)))
+    return found
+
+
+def find_marked(marker: str) -> list[tuple[int, str]]:
+    """Live processes whose environment carries ``MARKER_VAR=marker``."""
+    needle = f"{MARKER_VAR}={marker}".encode()
+    found = []
+    me = os.getpid()
+    for pid, entry in _procs():
+        if pid == me:
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            st = _stat(entry)
+            if st and st[0] != "Z":
+                found.append((pid, _cmdline(entry)))
+    return found
+
+
+def _terminate(pgid: int, grace: float) -> None:
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not _group_members(pgid):
+            return
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _sweep(pgid: int, marker: str | None, grace: float) -> tuple[str, ...]:
+    """Kill whatever the finished process left behind; return what it was."""
+    left = _group_members(pgid)
+    if marker:
+        seen = {pid for pid, _ in left}
+        left += [p for p in find_marked(marker) if p[0] not in seen]
+    if not left:
+        return ()
+    _terminate(pgid, grace)
+    for pid, _ in left:
+        _signal_pid(pid, signal.SIGKILL)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and (
+        _group_members(pgid) or (marker and find_marked(marker))
+    ):
+        time.sleep(0.05)
+    return tuple(cmd for _, cmd in left)
+
+
+def _read(f: tempfile._TemporaryFileWrapper[bytes]) -> str:
+    f.seek(0)
+    data = f.read(_OUTPUT_LIMIT)
+    return data.decode("utf-8", errors="replace")
+
+
+def run(req: Request, reaper: Reaper | None = None) -> Result:
+    marker = req.env.get(MARKER_VAR)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.time()
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            req.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=dict(req.env),
+            cwd=req.cwd,
+            start_new_session=True,
+        )
+        pgid = proc.pid  # start_new_session makes the child its group's leader
+        if reaper:
+            reaper.add(pgid, marker)
+        timed_out = False
+        try:
+            try:
+                proc.wait(timeout=req.timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _terminate(pgid, req.grace)
+                proc.wait()
+            elapsed = time.monotonic() - t0
+            leftovers = _sweep(pgid, marker, req.grace)
+        finally:
+            # Also on KeyboardInterrupt or any error of ours: nothing may outlive the run.
+            if proc.poll() is None:
+                _signal_group(pgid, signal.SIGKILL)
+                proc.wait()
+            _signal_group(pgid, signal.SIGKILL)
+            if reaper:
+                reaper.discard(pgid, marker)
+        return Result(
+            argv=req.argv,
+            returncode=None if timed_out else proc.returncode,
+            stdout=_read(out),
+            stderr=_read(err),
+            started=started,
+            elapsed=elapsed,
+            timed_out=timed_out,
+            leftovers=leftovers,
+        )

@@ -1,0 +1,122 @@
+"""The @github/copilot CLI side: its entry point, the Node runtime it needs, and the
+launcher every probe points the SDK at.
+
+The runtime is measured, not looked up: each runtime we can provide is tried with
+``--version`` in a sandbox, oldest first, and the first that answers is recorded in the
+prefix. Some releases ship no native binary and their JS entry refuses Node 20."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import proc
+from ..envs import NpmPrefix
+from ..errors import InfraError
+from ..sandbox import sandbox
+
+__all__ = ["CliInstall", "Runtime", "RuntimeSource", "prepare_cli", "read_launches", "write_launcher"]
+
+_VERSION = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
+RUNTIME_FILE = ".compat-matrix-runtime.json"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    label: str  # "node20", "node24"
+    node: Path
+
+
+@dataclass(frozen=True)
+class RuntimeSource:
+    """A runtime we can provide; ``get`` installs it on first use (node@24 from npm)."""
+
+    label: str
+    get: Callable[[], Runtime]
+
+
+@dataclass(frozen=True)
+class CliInstall:
+    version: str
+    entry: Path  # the JS file npm links as the `copilot` command
+    runtime: Runtime | None  # None: no runtime we have could start it
+    version_output: str
+    runtime_failures: dict[str, str]
+
+
+def bin_entry(prefix: NpmPrefix) -> Path:
+    meta = prefix.package_json()
+    raw = meta.get("bin")
+    if isinstance(raw, dict):
+        rel = raw.get("copilot") or next(iter(raw.values()))
+    else:
+        rel = raw
+    if not isinstance(rel, str):
+        raise InfraError(f"{prefix.package}@{prefix.version}", "package.json has no bin entry")
+    return prefix.package_dir / rel
+
+
+def prepare_cli(
+    prefix: NpmPrefix, runtimes: list[RuntimeSource], scratch: Path, timeout: float
+) -> CliInstall:
+    """Find (once per installed prefix) which runtime starts this CLI, oldest first."""
+    entry = bin_entry(prefix)
+    stamp = prefix.location / RUNTIME_FILE
+    known = {r.label: r for r in runtimes}
+    try:
+        data = json.loads(stamp.read_text())
+        if data["candidates"] == [r.label for r in runtimes] and (
+            data["runtime"] is None or data["runtime"] in known
+        ):
+            rt = known[data["runtime"]].get() if data["runtime"] else None
+            return CliInstall(prefix.version, entry, rt, data["output"], data["failures"])
+    except (OSError, ValueError, KeyError):
+        pass
+    failures: dict[str, str] = {}
+    chosen: Runtime | None = None
+    output = ""
+    for source in runtimes:
+        rt = source.get()
+        with sandbox(scratch) as box:
+            res = proc.run(proc.Request((str(rt.node), str(entry), "--version"), box.env,
+                                        box.root, timeout=timeout))
+        text = (res.stdout + res.stderr).strip()
+        if res.ok and _VERSION.search(res.stdout):
+            chosen, output = rt, res.stdout.strip()
+            break
+        failures[rt.label] = ("timed out" if res.timed_out else f"exit {res.returncode}: ") + text[-600:]
+    stamp.write_text(json.dumps({"candidates": [r.label for r in runtimes], "runtime": chosen.label if chosen else None,
+                                 "output": output, "failures": failures}))
+    return CliInstall(prefix.version, entry, chosen, output, failures)
+
+
+def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime) -> tuple[Path, Path]:
+    """A launcher the SDK runs as "the CLI": it logs each start's argv, then execs the real
+    entry with the chosen runtime. The log proves the SDK ran our CLI and with which flags."""
+    log = directory / "launches.log"
+    script = directory / "copilot"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\n' '@@launch@@' \"$@\" >> {shlex.quote(str(log))}\n"
+        f"exec {shlex.quote(str(runtime.node))} {shlex.quote(str(cli.entry))} \"$@\"\n"
+    )
+    script.chmod(0o755)
+    return script, log
+
+
+def read_launches(log: Path) -> list[list[str]]:
+    try:
+        lines = log.read_text().splitlines()
+    except OSError:
+        return []
+    launches: list[list[str]] = []
+    for line in lines:
+        if line == "@@launch@@":
+            launches.append([])
+        elif launches:
+            launches[-1].append(line)
+    return launches

@@ -1,0 +1,90 @@
+"""Terminal, JSON and CSV views of the results DataFrame."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from .outcomes import OUTCOME_INFO, Outcome
+from .versions import sort_key
+
+__all__ = ["REPORT_COLUMNS", "matrix_tables", "records", "summary_table"]
+
+REPORT_COLUMNS = [
+    "family", "sdk_version", "cli_version", "probe", "mutation", "outcome", "protocol",
+    "observed_cli_version", "error_type", "error_message", "message_names_versions",
+    "message_actionable", "seconds", "start_seconds", "calls_seconds", "stop_seconds",
+    "node_runtime", "wrong_cli", "leftovers_killed", "harness_version", "measured_at",
+]
+_SHORT = {
+    Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",
+    Outcome.LAUNCH_FAILED: "LAU", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",
+    Outcome.UNINSTALLABLE: "uninst", Outcome.INFRA_ERROR: "infra", Outcome.HARNESS_ERROR: "harn",
+}
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and pd.isna(value):
+        return None
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The JSON report: a list of objects with the documented keys, in a stable order."""
+    ordered = frame.assign(_s=frame["sdk_version"].map(sort_key), _c=frame["cli_version"].map(sort_key))
+    ordered = ordered.sort_values(["family", "probe", "_s", "_c", "mutation"])
+    return [{k: _clean(row[k]) for k in REPORT_COLUMNS} for _, row in ordered.iterrows()]
+
+
+def to_json(frame: pd.DataFrame) -> str:
+    return json.dumps(records(frame), indent=1, default=str)
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    return pd.DataFrame(records(frame), columns=REPORT_COLUMNS).to_csv(index=False)
+
+
+def _cell(outcome: str, protocol: Any) -> str:
+    o = Outcome(outcome)
+    colour = OUTCOME_INFO[o][0]
+    text = _SHORT[o] + (f" p{int(protocol)}" if protocol is not None and not pd.isna(protocol) else "")
+    return f"[{colour}]{text}[/]"
+
+
+def matrix_tables(frame: pd.DataFrame, probe: str = "handshake") -> list[Table]:
+    tables = []
+    sub = frame[frame["probe"] == probe]
+    for family, part in sub.groupby("family"):
+        clis = sorted(part["cli_version"].unique(), key=sort_key)
+        sdks = sorted(part["sdk_version"].unique(), key=sort_key)
+        table = Table(title=f"{family} · {probe} (rows: SDK, columns: CLI)", show_lines=False)
+        table.add_column("SDK \\ CLI", style="bold")
+        for c in clis:
+            table.add_column(c, justify="center")
+        cells = {(r.sdk_version, r.cli_version): _cell(r.outcome, r.protocol) for r in part.itertuples()}
+        for s in sdks:
+            table.add_row(s, *[cells.get((s, c), "·") for c in clis])
+        tables.append(table)
+    return tables
+
+
+def summary_table(frame: pd.DataFrame) -> Table:
+    table = Table(title="Outcomes")
+    table.add_column("outcome")
+    table.add_column("cells", justify="right")
+    table.add_column("meaning")
+    counts = frame["outcome"].value_counts()
+    for o, (colour, meaning) in OUTCOME_INFO.items():
+        if counts.get(o.value, 0):
+            table.add_row(f"[{colour}]{o.value}[/]", str(counts[o.value]), meaning)
+    return table
+
+
+def print_report(frame: pd.DataFrame, console: Console) -> None:
+    for table in matrix_tables(frame):
+        console.print(table)
+    console.print(summary_table(frame))

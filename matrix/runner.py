@@ -1,0 +1,216 @@
+"""Cells -> rows: provision both sides, run the probe, append the row.
+
+Cells run on a thread pool (each probe is a subprocess, so threads are enough); cells are
+ordered by CLI version so a CLI prefix is used by consecutive cells and can be evicted
+when the run moves on. Install failures are recorded as ``uninstallable`` (the registry
+no longer serves that version) or ``infra-error`` (our side; retried with backoff; never
+a verdict), once per environment per run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import HARNESS_VERSION, proc
+from .config import Plan
+from .envs import Environment, NpmPrefix, UvVenv, evict, make_env, with_retries
+from .errors import InfraError, UninstallableError
+from .outcomes import Outcome
+from .probes.handshake import HandshakeCell, run_python_handshake
+from .products import FAMILIES
+from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
+from .sandbox import install_env
+from .store import Row, Store
+from .versions import sort_key
+
+__all__ = ["Cell", "Runner", "pending"]
+
+UNINSTALLABLE_TTL = 7 * 24 * 3600
+RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value}
+
+
+@dataclass(frozen=True)
+class Cell:
+    family: str
+    sdk_version: str
+    cli_version: str
+    probe: str
+    mutation: str = ""
+
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
+
+    def label(self) -> str:
+        return f"{self.family} sdk {self.sdk_version} × cli {self.cli_version} [{self.probe}]"
+
+
+def pending(cells: Iterable[Cell], rows: Iterable[Row], force: bool) -> list[Cell]:
+    """Cells not yet measured by this harness version (infra errors are re-measured)."""
+    if force:
+        return list(cells)
+    done = {r.key() for r in rows if r.harness_version == HARNESS_VERSION
+            and r.outcome not in RETRY_OUTCOMES}
+    return [c for c in cells if c.key() not in done]
+
+
+def order(cells: Iterable[Cell]) -> list[Cell]:
+    return sorted(cells, key=lambda c: (c.family, sort_key(c.cli_version), sort_key(c.sdk_version)))
+
+
+class Runner:
+    def __init__(self, plan: Plan, store: Store, cache: Path, reaper: proc.Reaper,
+                 on_row: Callable[[Row], None] = lambda r: None) -> None:
+        self.plan = plan
+        self.store = store
+        self.cache = cache
+        self.reaper = reaper
+        self.on_row = on_row
+        self.envs = cache / "envs"
+        self.scratch = cache / "sandboxes"
+        self.logs = cache / "logs"
+        self._failures: dict[tuple[str, str, str], Exception] = {}
+        self._clis: dict[str, CliInstall] = {}
+        self._runtime_cache: dict[str, Runtime] = {}
+        self._lock = threading.Lock()
+        self._key_locks: dict[object, threading.Lock] = {}
+        self.env_seconds: dict[str, float] = {}
+
+    # -- environments -------------------------------------------------------------------
+
+    def _key_lock(self, key: object) -> threading.Lock:
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def _marker(self, env: Environment) -> Path:
+        return self.cache / "uninstallable" / (env.location.name + f".{env.kind}.json")
+
+    def _ensure(self, env: Environment) -> None:
+        key = (env.kind, env.package, env.version)
+        with self._key_lock(key):
+            if key in self._failures:
+                raise self._failures[key]
+            marker = self._marker(env)
+            if marker.exists() and time.time() - marker.stat().st_mtime < UNINSTALLABLE_TTL:
+                raise UninstallableError(env.package, env.version, json.loads(marker.read_text())["detail"])
+            t0 = time.monotonic()
+            try:
+                built = with_retries(env.create, self.plan.run.install_retries)
+            except UninstallableError as err:
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text(json.dumps({"detail": err.detail, "at": time.time()}))
+                self._failures[key] = err
+                raise
+            except InfraError as err:
+                self._failures[key] = err
+                raise
+            if built:
+                self.env_seconds[f"{env.package}=={env.version}"] = round(time.monotonic() - t0, 2)
+
+    def _make(self, side: str, kind: str, package: str, version: str) -> Environment:
+        return make_env(kind, package, version, self.envs / side,
+                        install_timeout=self.plan.timeouts.install, log_dir=self.logs)
+
+    def _runtime(self, label: str, factory: Callable[[], Runtime]) -> Runtime:
+        with self._key_lock(("runtime", label)):
+            if label not in self._runtime_cache:
+                self._runtime_cache[label] = factory()
+            return self._runtime_cache[label]
+
+    def _runtimes(self) -> list[RuntimeSource]:
+        def system() -> Runtime:
+            res = proc.run(proc.Request(("node", "--version"), install_env(), Path.cwd(), timeout=30))
+            if not res.ok:
+                raise InfraError("node --version", res.stderr.strip() or "node is not on PATH")
+            major = res.stdout.strip().lstrip("v").split(".")[0]
+            return Runtime(f"node{major}", Path(shutil.which("node") or "node"))
+
+        def node24() -> Runtime:
+            env = self._make("runtime", "npm-prefix", "node", "24")
+            self._ensure(env)
+            return Runtime("node24", env.location / "node_modules" / "node" / "bin" / "node")
+
+        return [RuntimeSource("node-system", lambda: self._runtime("node-system", system)),
+                RuntimeSource("node24", lambda: self._runtime("node24", node24))]
+
+    def _cli(self, prefix: NpmPrefix) -> CliInstall:
+        with self._key_lock(("cli-prepare", prefix.version)):
+            if prefix.version not in self._clis:
+                self._clis[prefix.version] = prepare_cli(prefix, self._runtimes(), self.scratch,
+                                                         timeout=self.plan.timeouts.probe)
+            return self._clis[prefix.version]
+
+    # -- cells ----------------------------------------------------------------------------
+
+    def _infra_row(self, cell: Cell, outcome: Outcome, side: str, err: Exception) -> Row:
+        return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
+                   probe=cell.probe, mutation=cell.mutation, outcome=str(outcome),
+                   error_type=type(err).__name__, error_message=f"{side}: {err}",
+                   detail={"side": side}, harness_version=HARNESS_VERSION,
+                   measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   host=socket.gethostname())
+
+    def measure(self, cell: Cell) -> Row | None:
+        if self.reaper.cancelled:
+            return None
+        fam = FAMILIES[cell.family]
+        sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version)
+        cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)
+        assert isinstance(sdk, UvVenv) and isinstance(cli_env, NpmPrefix)
+        for side, env in (("sdk", sdk), ("cli", cli_env)):
+            try:
+                self._ensure(env)
+            except UninstallableError as err:
+                return self._record(self._infra_row(cell, Outcome.UNINSTALLABLE, side, err))
+            except InfraError as err:
+                return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, side, err))
+        budget = int(self.plan.run.cache_budget_gb * 1024**3)
+        evict(self.envs / "cli", cli_env.kind, budget, keep={cli_env.location})
+        try:
+            with sdk.in_use(), cli_env.in_use():
+                if not (sdk.is_ready() and cli_env.is_ready()):
+                    raise InfraError(cell.label(), "an environment was removed while in use; rerun")
+                cli = self._cli(cli_env)
+                runtime = cli.runtime or self._runtimes()[-1].get()
+                row = run_python_handshake(
+                    HandshakeCell(cell.family, cell.sdk_version, cell.cli_version,
+                                  self.plan.timeouts.probe, self.plan.timeouts.call,
+                                  self.plan.timeouts.stop_grace,
+                                  self.scratch),
+                    sdk, cli, runtime, self.reaper)
+        except InfraError as err:
+            return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
+        if self.reaper.cancelled:
+            return None  # interrupted: the cell in flight is not recorded, never half-true
+        return self._record(row)
+
+    def _record(self, row: Row) -> Row:
+        if self.reaper.cancelled:
+            return row
+        self.store.append(row)
+        self.on_row(row)
+        return row
+
+    def run(self, cells: list[Cell], jobs: int) -> list[Row]:
+        rows: list[Row] = []
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(self.measure, c) for c in order(cells)]
+            try:
+                for fut in as_completed(futures):
+                    row = fut.result()
+                    if row is not None:
+                        rows.append(row)
+            except BaseException:
+                self.reaper.kill_all()
+                for f in futures:
+                    f.cancel()
+                raise
+        return rows
