@@ -31,7 +31,7 @@ __all__ = ["main"]
 
 EXIT_USER = 2
 EXIT_INFRA = 3
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def _load(args: argparse.Namespace) -> Plan:

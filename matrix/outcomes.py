@@ -23,14 +23,20 @@ class Outcome(StrEnum):
 # red/green colour-blind readers (blue/orange carry the main contrast).
 OUTCOME_INFO: dict[Outcome, tuple[str, str]] = {
     Outcome.COMPATIBLE: ("#1a9850", "Started, negotiated, every call answered, stopped cleanly."),
-    Outcome.DEGRADED: ("#a6d96a", "Connected, but a later call failed or the SDK warned and pinned down."),
-    Outcome.REFUSED: ("#fdae61", "The SDK stopped with an error that explains the mismatch: the correct failure."),
-    Outcome.LAUNCH_FAILED: ("#f46d43", "The CLI did not start with the SDK's arguments or runtime, and the SDK said so."),
-    Outcome.HANG: ("#762a83", "Nothing settled before the deadline, or the SDK gave up after a timeout: a silent failure."),
+    Outcome.DEGRADED: ("#a6d96a",
+                       "Connected, but a later call failed or the SDK warned and pinned down."),
+    Outcome.REFUSED: ("#fdae61",
+                      "The SDK stopped with an error that explains the mismatch: the correct failure."),
+    Outcome.LAUNCH_FAILED: ("#f46d43",
+                            "The CLI did not start with the SDK's arguments or runtime, and the SDK said so."),
+    Outcome.HANG: ("#762a83",
+                   "Nothing settled before the deadline, or the SDK gave up after a timeout: a silent failure."),
     Outcome.CRASHED: ("#d73027", "Any other exception from the SDK."),
     Outcome.UNINSTALLABLE: ("#878787", "That version can no longer be installed from its registry."),
-    Outcome.INFRA_ERROR: ("#e0e0e0", "Our side failed (registry, network, disk): not a verdict, re-measured next run."),
-    Outcome.HARNESS_ERROR: ("#ffffbf", "Our agent could not drive this version, or the SDK ran another CLI: not a verdict."),
+    Outcome.INFRA_ERROR: ("#e0e0e0",
+                          "Our side failed (registry, network, disk): not a verdict, re-measured next run."),
+    Outcome.HARNESS_ERROR: ("#ffffbf",
+                            "Our agent could not drive this version, or the SDK ran another CLI: not a verdict."),
 }
 
 # Outcomes that say something about the pair. The rest are about our side or the registry.

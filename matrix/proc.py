@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 __all__ = ["MARKER_VAR", "Reaper", "Request", "Result", "find_marked", "run"]
 
@@ -177,7 +178,7 @@ def _sweep(pgid: int, marker: str | None, grace: float) -> tuple[str, ...]:
     return tuple(cmd for _, cmd in left)
 
 
-def _read(f: tempfile._TemporaryFileWrapper[bytes]) -> str:
+def _read(f: IO[bytes]) -> str:
     f.seek(0)
     data = f.read(_OUTPUT_LIMIT)
     return data.decode("utf-8", errors="replace")

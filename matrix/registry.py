@@ -16,8 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import httpx
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename
-from packaging.utils import parse_sdist_filename, parse_wheel_filename
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 
 from . import proc
 from .errors import InfraError, UserError

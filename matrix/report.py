@@ -65,7 +65,7 @@ def matrix_tables(frame: pd.DataFrame, probe: str = "handshake") -> list[Table]:
         table.add_column("SDK \\ CLI", style="bold")
         for c in clis:
             table.add_column(c, justify="center")
-        cells = {(r.sdk_version, r.cli_version): _cell(r.outcome, r.protocol) for r in part.itertuples()}
+        cells = {(r.sdk_version, r.cli_version): _cell(str(r.outcome), r.protocol) for r in part.itertuples()}
         for s in sdks:
             table.add_row(s, *[cells.get((s, c), "·") for c in clis])
         tables.append(table)

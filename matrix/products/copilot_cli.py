@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc

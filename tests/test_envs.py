@@ -1,0 +1,114 @@
+"""Reuse, rebuild and eviction logic, with a fake environment kind (our own logic only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from matrix.envs import FINGERPRINT, Environment, evict, make_env, with_retries
+from matrix.errors import InfraError, UninstallableError, UserError
+
+
+@dataclass
+class FakeEnv(Environment):
+    kind: ClassVar[str] = "fake"
+    installs: int = 0
+    fail_with: Exception | None = None
+    size: int = 10
+
+    def _install(self) -> None:
+        self.installs += 1
+        if self.fail_with:
+            raise self.fail_with
+        (self.location / "payload").write_bytes(b"x" * self.size)
+
+
+def fake(tmp_path: Path, name: str = "pkg", version: str = "1.0", **kw) -> FakeEnv:
+    return FakeEnv(package=name, version=version, location=tmp_path / "fake" / f"{name}-{version}", **kw)
+
+
+def test_second_create_reuses(tmp_path: Path) -> None:
+    env = fake(tmp_path)
+    assert env.create() is True
+    assert env.create() is False
+    assert env.installs == 1
+
+
+def test_fingerprint_mismatch_rebuilds(tmp_path: Path) -> None:
+    env = fake(tmp_path)
+    env.create()
+    other = fake(tmp_path, extra={"tool": "2.0"})
+    assert other.create() is True
+
+
+def test_corrupt_fingerprint_rebuilds(tmp_path: Path) -> None:
+    env = fake(tmp_path)
+    env.create()
+    (env.location / FINGERPRINT).write_text("{garbage")
+    assert env.create() is True
+
+
+def test_failed_install_leaves_nothing_reusable(tmp_path: Path) -> None:
+    env = fake(tmp_path, fail_with=InfraError("npm", "ECONNREFUSED"))
+    with pytest.raises(InfraError):
+        env.create()
+    assert not env.location.exists()
+    env.fail_with = None
+    assert env.create() is True
+
+
+def test_retries_infra_but_not_uninstallable(tmp_path: Path) -> None:
+    calls = []
+
+    def flaky() -> bool:
+        calls.append(1)
+        if len(calls) < 3:
+            raise InfraError("npm", "ETIMEDOUT")
+        return True
+
+    assert with_retries(flaky, retries=2, base_delay=0.0) is True
+    assert len(calls) == 3
+
+    def gone() -> bool:
+        calls.append(1)
+        raise UninstallableError("pkg", "1.0", "ETARGET")
+
+    calls.clear()
+    with pytest.raises(UninstallableError):
+        with_retries(gone, retries=5, base_delay=0.0)
+    assert len(calls) == 1
+
+
+def test_evict_removes_least_recently_used_until_within_budget(tmp_path: Path) -> None:
+    envs = [fake(tmp_path, version=f"1.{i}", size=1000) for i in range(4)]
+    for i, env in enumerate(envs):
+        env.create()
+        with env.in_use():
+            pass
+        t = time.time() - 100 + i
+        os.utime(env.location / ".compat-matrix-last-used", (t, t))
+    sizes = json.loads((envs[0].location / FINGERPRINT).read_text())["bytes"]
+    removed = evict(tmp_path, "fake", budget_bytes=2 * sizes, keep=set())
+    assert removed == [envs[0].location, envs[1].location]
+    assert envs[2].location.exists() and envs[3].location.exists()
+
+
+def test_evict_never_removes_an_environment_in_use(tmp_path: Path) -> None:
+    envs = [fake(tmp_path, version=f"1.{i}", size=1000) for i in range(2)]
+    for env in envs:
+        env.create()
+    with envs[0].in_use():
+        removed = evict(tmp_path, "fake", budget_bytes=0, keep=set())
+    assert envs[0].location.exists()
+    assert removed == [envs[1].location]
+
+
+def test_unknown_kind_lists_valid_ones(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="uv-venv"):
+        make_env("conda", "pkg", "1", tmp_path)

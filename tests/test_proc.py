@@ -1,0 +1,96 @@
+"""proc.run with real children: a grandchild must die, an escaped one must be found."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from matrix import proc
+from matrix.proc import MARKER_VAR, Reaper, Request, find_marked, run
+
+PY = sys.executable
+
+
+def env(marker: str | None = None) -> dict[str, str]:
+    e = {"PATH": os.environ["PATH"]}
+    if marker:
+        e[MARKER_VAR] = marker
+    return e
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_exit_code_and_output(tmp_path: Path) -> None:
+    res = run(Request((PY, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"),
+                      env(), tmp_path, timeout=30))
+    assert res.returncode == 3 and not res.timed_out
+    assert res.stdout.strip() == "out" and res.stderr.strip() == "err"
+
+
+def test_timeout_kills_the_whole_group_including_grandchild(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(600)\n"
+    )
+    t0 = time.monotonic()
+    res = run(Request((PY, "-c", code), env(), tmp_path, timeout=2, grace=1))
+    assert res.timed_out and res.returncode is None
+    assert time.monotonic() - t0 < 15
+    grandchild = int(pidfile.read_text())
+    assert not alive(grandchild)
+
+
+def test_grandchild_left_behind_is_killed_and_recorded(tmp_path: Path) -> None:
+    pidfile = tmp_path / "orphan.pid"
+    code = (
+        "import subprocess\n"
+        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+    )
+    res = run(Request((PY, "-c", code), env(), tmp_path, timeout=30, grace=1))
+    assert res.returncode == 0
+    assert len(res.leftovers) == 1 and "sleep(600)" in res.leftovers[0]
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_process_that_left_the_group_is_found_by_marker(tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    code = (
+        "import subprocess\n"
+        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+    )
+    res = run(Request((PY, "-c", code), env("m-" + os.urandom(4).hex()), tmp_path, timeout=30, grace=1))
+    assert len(res.leftovers) == 1
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_reaper_kill_all_ends_running_groups(tmp_path: Path) -> None:
+    import threading
+
+    reaper = Reaper()
+    marker = "r-" + os.urandom(4).hex()
+    results: list[proc.Result] = []
+    t = threading.Thread(target=lambda: results.append(
+        run(Request((PY, "-c", "import time; time.sleep(600)"), env(marker), tmp_path, timeout=300), reaper)))
+    t.start()
+    deadline = time.monotonic() + 10
+    while not find_marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reaper.kill_all()
+    t.join(timeout=20)
+    assert not t.is_alive()
+    assert reaper.cancelled
+    assert results and results[0].returncode == -9
+    assert find_marked(marker) == []
