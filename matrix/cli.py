@@ -96,9 +96,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         def on_row(row: Row) -> None:
             colour = OUTCOME_INFO[Outcome(row.outcome)][0]
+            first = (row.error_message or "").strip().splitlines()[:1]
             progress.console.print(
                 f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}  "
-                f"[{colour}]{row.outcome:<13}[/] {row.seconds:6.1f}s  {(row.error_message or '')[:90]}")
+                f"[{colour}]{row.outcome:<13}[/] {row.seconds:6.1f}s  {(first[0] if first else '')[:90]}",
+                soft_wrap=True, highlight=False)
             progress.advance(task)
 
         runner = Runner(plan, store, cache_root(), reaper, on_row)

@@ -148,10 +148,24 @@ class Environment:
         return str(path)
 
 
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"]+", re.I)
+_PREFIX = re.compile(r"^(npm (error|ERR!)\s*(404\s*)?|error:\s*)", re.I)
+_NOISE = re.compile(r"(complete log of this run|^npm error\s*(404)?\s*$|tarball, folder, http url)", re.I)
+
+
 def _last_error_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errs = [ln for ln in lines if "error" in ln.lower() or "ERR" in ln]
-    return (errs or lines or ["no output"])[-1][:500]
+    """The line that says what went wrong, without the registry's address (which the
+    client's configuration decides and our reports do not repeat)."""
+    lines = [_PREFIX.sub("", ln.strip()) for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not _NOISE.search(ln)]
+    key = [ln for ln in lines if _NPM_GONE.search(ln) or _UV_GONE.search(ln) or _NO_SPACE.search(ln)
+           or "could not be found" in ln]
+    if key:
+        best = "; ".join(dict.fromkeys(key))
+    else:
+        errs = [ln for ln in lines if "error" in ln.lower() or "ERR" in ln]
+        best = (errs or lines or ["no output"])[-1]
+    return _URL.sub("<registry URL>", best)[:500]
 
 
 @dataclass

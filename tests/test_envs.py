@@ -112,3 +112,46 @@ def test_evict_never_removes_an_environment_in_use(tmp_path: Path) -> None:
 def test_unknown_kind_lists_valid_ones(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="uv-venv"):
         make_env("conda", "pkg", "1", tmp_path)
+
+
+NPM_GONE_OUTPUT = """npm error code E404
+npm error 404 Not Found - GET https://registry.example.invalid/keytar-forked-forked
+npm error 404  The requested resource 'keytar-forked-forked@^7.10.2' could not be found.
+npm error A complete log of this run can be found in: /root/.npm/_logs/x.log
+"""
+
+
+@dataclass
+class ScriptedInstall(Environment):
+    """Runs a real child that prints what an installer printed, then fails."""
+
+    kind: ClassVar[str] = "scripted"
+    output: str = ""
+
+    def _install(self) -> None:
+        import sys
+
+        from matrix.envs import _NPM_GONE
+
+        code = f"import sys; sys.stderr.write({self.output!r}); sys.exit(1)"
+        self._run_installer([sys.executable, "-c", code], _NPM_GONE)
+
+
+def scripted(tmp_path: Path, output: str) -> ScriptedInstall:
+    return ScriptedInstall(package="@github/copilot", version="0.0.340",
+                           location=tmp_path / "s" / "x", output=output, log_dir=tmp_path / "logs")
+
+
+def test_unpublished_dependency_is_uninstallable_and_names_it(tmp_path: Path) -> None:
+    with pytest.raises(UninstallableError) as exc:
+        scripted(tmp_path, NPM_GONE_OUTPUT).create()
+    assert "keytar-forked-forked@^7.10.2" in exc.value.detail
+    assert "example.invalid" not in str(exc.value)  # no registry address in our reports
+
+
+@pytest.mark.parametrize("output", ["npm error code ECONNREFUSED\nnpm error connect ECONNREFUSED 127.0.0.1:9\n",
+                                    "npm error code ENOSPC\nnpm error nospc No space left on device\n"])
+def test_network_and_disk_failures_are_infra_errors_with_a_log(tmp_path: Path, output: str) -> None:
+    with pytest.raises(InfraError) as exc:
+        scripted(tmp_path, output).create()
+    assert exc.value.log and Path(exc.value.log).exists()

@@ -32,11 +32,19 @@ def note(msg):
     print(f"[agent] {msg}", file=sys.stderr, flush=True)
 
 
+def describe(exc):
+    """The message, with the sub-exceptions of a group (their text is the real reason)."""
+    text = str(exc) or repr(exc)
+    if isinstance(exc, BaseExceptionGroup):
+        text += ": " + "; ".join(f"{type(e).__name__}: {describe(e)}" for e in exc.exceptions)
+    return text
+
+
 def error_info(exc, timeout=False):
     return {
         "type": type(exc).__name__,
         "module": type(exc).__module__,
-        "message": str(exc) or repr(exc),
+        "message": describe(exc),
         "traceback": "".join(traceback.format_exception(exc))[-6000:],
         "timeout": timeout or isinstance(exc, (TimeoutError, asyncio.TimeoutError)),
     }
@@ -84,8 +92,12 @@ async def step(name, make, timeout):
         return result
     except asyncio.TimeoutError as exc:
         entry["error"] = error_info(exc, timeout=True)
-        entry["error"]["message"] = f"{name} did not settle within {timeout:.0f}s (harness deadline)"
-        entry["error"]["source"] = "harness"
+        if time.monotonic() - t0 >= timeout - 0.05:
+            entry["error"]["message"] = f"{name} did not settle within {timeout:.0f}s (harness deadline)"
+            entry["error"]["source"] = "harness"
+        else:  # the SDK's own request timeout fired first
+            entry["error"]["message"] = f"the SDK gave up waiting: {exc!r}"
+            entry["error"]["source"] = "sdk"
         return None
     except Exception as exc:  # the SDK's own failure: classified by the harness
         entry["error"] = error_info(exc)

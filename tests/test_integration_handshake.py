@@ -1,0 +1,69 @@
+"""Real packages from the registries, real probes: one cell of each main class.
+
+Installs github-copilot-sdk 1.0.27 and 0.1.10 (uv venvs) and @github/copilot 1.0.102 and
+0.0.354 (npm prefixes) into the user's compat-matrix cache, so a second run is warm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from matrix import proc
+from matrix.cache import cache_root
+from matrix.config import Plan
+from matrix.runner import Cell, Runner
+from matrix.store import Store, load_frame
+
+pytestmark = pytest.mark.integration
+
+EXPECTED = {
+    # The SDK's own negotiation succeeds on protocol 3.
+    ("1.0.27", "1.0.102"): "compatible",
+    # 0.1.10 speaks protocol 1 only and says so: "SDK expects version 1, but server reports version 3".
+    ("0.1.10", "1.0.102"): "refused",
+    # 1.0.27 starts the CLI with --headless, which 0.0.354 does not know: the CLI exits at once.
+    ("1.0.27", "0.0.354"): "launch-failed",
+}
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("results")
+    plan = Plan.model_validate({"families": {"copilot-python": {}}})
+    runner = Runner(plan, Store(results), cache_root(), proc.Reaper())
+    cells = [Cell("copilot-python", sdk, cli, "handshake") for sdk, cli in EXPECTED]
+    runner.run(cells, jobs=2)
+    return results
+
+
+def test_each_cell_has_its_measured_class(measured: Path) -> None:
+    frame, warnings = load_frame(measured)
+    assert warnings == []
+    got = {(r.sdk_version, r.cli_version): r.outcome for r in frame.itertuples()}
+    assert got == EXPECTED, frame[["sdk_version", "cli_version", "outcome", "error_message"]].to_string()
+
+
+def test_compatible_cell_ran_the_intended_cli_and_left_nothing(measured: Path) -> None:
+    frame, _ = load_frame(measured)
+    row = frame[(frame.sdk_version == "1.0.27") & (frame.cli_version == "1.0.102")].iloc[0]
+    assert row.observed_cli_version == "1.0.102"
+    assert row.protocol == 3
+    assert not row.wrong_cli
+    assert list(row.leftovers_killed) == []
+    assert "--headless" in row.detail["launch_argv"]
+
+
+def test_refusal_names_the_versions(measured: Path) -> None:
+    frame, _ = load_frame(measured)
+    row = frame[(frame.sdk_version == "0.1.10")].iloc[0]
+    assert "version 1" in row.error_message and "version 3" in row.error_message
+    assert row.message_names_versions is True
+    # The launcher log proves 0.1.10 ran the CLI we installed, with its own flags.
+    assert "--server" in row.detail["launch_argv"]
+
+
+def test_launch_failure_carries_the_cli_error(measured: Path) -> None:
+    frame, _ = load_frame(measured)
+    row = frame[(frame.cli_version == "0.0.354")].iloc[0]
+    assert "unknown option" in row.error_message
