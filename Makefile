@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup site matrix report test test-integration lint clean
+.PHONY: setup site serve report test test-integration lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# Run the default matrix (incremental: only cells not yet measured), then the report.
+# Run the default matrix (incremental: only cells not yet measured), export, build the site.
+# Exit 3 from run means some cells ended as infra errors: they are shown as such, not hidden.
 site: $(STAMP)
 	$(BIN)/compat-matrix run; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || exit $$status
 	$(BIN)/compat-matrix report --format json --output results/matrix.json
 	$(BIN)/compat-matrix report --format csv --output results/matrix.csv
+	$(BIN)/compat-matrix build
+
+serve: $(STAMP)
+	$(BIN)/mkdocs serve
 
 report: $(STAMP)
 	$(BIN)/compat-matrix report

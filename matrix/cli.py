@@ -24,7 +24,7 @@ from .products import FAMILIES
 from .registry import Discovery
 from .report import print_report, to_csv, to_json
 from .runner import Runner, pending
-from .store import Row, Store, load_frame
+from .store import Row, Store, load_frame, save_releases
 from .versions import sort_key
 
 __all__ = ["main"]
@@ -84,6 +84,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     resolved = resolve(plan, disc, args.family, args.sdk, args.cli, args.probe)
     for w in disc.warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
+    save_releases(store.directory, {
+        r.family: {"sdk": {x.version: x.released_at for x in r.sdk_releases if x.version in r.sdk_versions},
+                   "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions}}
+        for r in resolved})
     cells = [c for r in resolved for c in r.cells()]
     todo = pending(cells, existing, args.force)
     console.print(f"{len(cells)} cells planned, {len(cells) - len(todo)} already measured by "
@@ -166,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
     rp.add_argument("--format", choices=["table", "json", "csv"], default="table")
     rp.add_argument("--output", default=None, help="write to this file (atomically) instead of stdout")
+    b = sub.add_parser("build", help="write the static site (MkDocs Material) from the stored results")
+    b.add_argument("--results", default=None, help="results directory (default: results)")
+    b.add_argument("--site", default="site", help="output directory (default: site)")
+    b.add_argument("--root", default=".", help="repository root with mkdocs.yml, docs/, notebooks/")
     return p
 
 
@@ -179,7 +187,22 @@ def _positive(text: str) -> int:
     return n
 
 
-COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report}
+def cmd_build(args: argparse.Namespace, console: Console) -> int:
+    from .build import build_site  # heavy imports (matplotlib, nbclient) only when building
+
+    root = Path(args.root)
+    if not (root / "mkdocs.yml").exists():
+        raise UserError(f"{root} has no mkdocs.yml; run from the repository root or pass --root DIR")
+    result = build_site(root, _results(args, None), Path(args.site), cache_root())
+    for w in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    ran = [k for k, v in result.notebooks_executed.items() if v]
+    console.print(f"built {result.site}/ ({result.pages} generated pages; notebooks executed: "
+                  f"{', '.join(ran) or 'none, all cached'}) in {result.seconds:.1f}s")
+    return 0
+
+
+COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -56,18 +56,22 @@ def _cell(outcome: str, protocol: Any) -> str:
 
 
 def matrix_tables(frame: pd.DataFrame, probe: str = "handshake") -> list[Table]:
+    """One table per family. The longer side becomes the rows so the table fits a terminal."""
     tables = []
     sub = frame[frame["probe"] == probe]
     for family, part in sub.groupby("family"):
         clis = sorted(part["cli_version"].unique(), key=sort_key)
         sdks = sorted(part["sdk_version"].unique(), key=sort_key)
-        table = Table(title=f"{family} · {probe} (rows: SDK, columns: CLI)", show_lines=False)
-        table.add_column("SDK \\ CLI", style="bold")
-        for c in clis:
-            table.add_column(c, justify="center")
         cells = {(r.sdk_version, r.cli_version): _cell(str(r.outcome), r.protocol) for r in part.itertuples()}
-        for s in sdks:
-            table.add_row(s, *[cells.get((s, c), "·") for c in clis])
+        by_cli = len(clis) > len(sdks)
+        rows, cols = (clis, sdks) if by_cli else (sdks, clis)
+        corner = "CLI \\ SDK" if by_cli else "SDK \\ CLI"
+        table = Table(title=f"{family} · {probe}", show_lines=False, pad_edge=False)
+        table.add_column(corner, style="bold", no_wrap=True)
+        for c in cols:
+            table.add_column(c, justify="center", no_wrap=True)
+        for r in rows:
+            table.add_row(r, *[cells.get((c, r) if by_cli else (r, c), "·") for c in cols])
         tables.append(table)
     return tables
 

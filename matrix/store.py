@@ -19,9 +19,11 @@ import pandas as pd
 
 from .errors import UserError
 
-__all__ = ["ROWS_FILE", "Row", "Store", "load_frame"]
+__all__ = ["RELEASES_FILE", "ROWS_FILE", "Row", "Store", "load_frame", "load_releases", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
+# Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
+RELEASES_FILE = "releases.json"
 SCHEMA = 1
 
 
@@ -136,3 +138,26 @@ def load_frame(directory: Path) -> tuple[pd.DataFrame, list[str]]:
     columns = [f.name for f in fields(Row)]
     frame = pd.DataFrame([asdict(r) for r in rows], columns=columns)
     return frame, warnings
+
+
+Releases = dict[str, dict[str, dict[str, str | None]]]
+
+
+def load_releases(directory: Path) -> Releases:
+    try:
+        data = json.loads((directory / RELEASES_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_releases(directory: Path, update: Releases) -> None:
+    """Merge ``update`` into the stored release dates (atomic replace)."""
+    data = load_releases(directory)
+    for family, sides in update.items():
+        for side, versions in sides.items():
+            data.setdefault(family, {}).setdefault(side, {}).update(versions)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / (RELEASES_FILE + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, directory / RELEASES_FILE)

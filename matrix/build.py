@@ -1,0 +1,89 @@
+"""Results -> static site: generated pages, heatmaps, the data twin, executed notebooks,
+then ``mkdocs build --strict``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from . import HARNESS_VERSION, __version__
+from .errors import InfraError, UserError
+from .heatmap import save_heatmap
+from .notebooks import render_notebooks
+from .pages import SiteData, write_pages
+from .report import REPORT_COLUMNS, records
+from .store import ROWS_FILE, load_frame, load_releases
+
+__all__ = ["BuildResult", "build_site"]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    site: Path
+    pages: int
+    notebooks_executed: dict[str, bool]
+    seconds: float
+    warnings: list[str]
+
+
+def _digest(frame: pd.DataFrame) -> str:
+    return hashlib.sha256(frame.to_json(orient="records", date_format="iso").encode()).hexdigest()[:16]
+
+
+def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
+    hs = frame[frame["probe"] == "handshake"]
+    for family, part in hs.groupby("family"):
+        png = assets / f"heatmap-{family}.png"
+        stamp = png.with_suffix(".sha")
+        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol"]])
+        if png.exists() and stamp.exists() and stamp.read_text() == key:
+            continue  # same cells, same picture
+        save_heatmap(part, f"{family}: handshake (number: negotiated protocol)", png)
+        stamp.write_text(key)
+
+
+def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
+    """matrix.json (documented keys, with a header), rows.csv and rows.parquet."""
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"schema": 1, "generated_at": generated_at, "harness_version": HARNESS_VERSION,
+           "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
+    (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
+    flat = frame.copy()
+    for col in ("sdk_declared", "detail", "leftovers_killed"):
+        flat[col] = flat[col].map(lambda v: json.dumps(v, default=str, sort_keys=True))
+    flat.to_csv(out / "rows.csv", index=False)
+    flat.to_parquet(out / "rows.parquet", index=False)
+
+
+def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool = True) -> BuildResult:
+    import time
+
+    t0 = time.monotonic()
+    if not (results / ROWS_FILE).exists():
+        raise UserError(f"no results in {results}; run `compat-matrix run` first or pass --results DIR")
+    frame, warnings = load_frame(results)
+    if frame.empty:
+        raise UserError(f"{results / ROWS_FILE} holds no valid rows; run `compat-matrix run` first")
+    docs = root / "docs"
+    # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
+    generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
+    data = SiteData(frame=frame, releases=load_releases(results), generated_at=generated_at)
+    pages = write_pages(data, docs)
+    _heatmaps(frame, docs / "assets")
+    _data_twin(frame, docs / "data", generated_at)
+    executed = render_notebooks(root / "notebooks", results, docs / "notebooks", cache / "notebooks")
+    argv = [sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file", str(root / "mkdocs.yml"),
+            "--site-dir", str(site.resolve())]
+    if strict:
+        argv.append("--strict")
+    res = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise InfraError("mkdocs build", (res.stderr or res.stdout).strip()[-3000:])
+    return BuildResult(site, len(pages), executed, time.monotonic() - t0, warnings)

@@ -1,0 +1,350 @@
+"""Markdown pages of the site, generated from the results DataFrame.
+
+Third-party text (error messages, argv) is always HTML-escaped and placed in HTML
+elements, so nothing an SDK or CLI printed can become markup on our pages."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import HARNESS_VERSION, __version__
+from .analysis import (
+    CONNECTS,
+    WORKS,
+    handshake,
+    npm_spec,
+    pip_spec,
+    sort_by_version,
+    sorted_versions,
+    upgrade_advice,
+    working_ranges,
+)
+from .outcomes import OUTCOME_INFO, Outcome
+from .products import FAMILIES
+
+__all__ = ["SiteData", "write_pages"]
+
+EXCERPT = 160
+
+
+def esc(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):  # NaN
+        return ""
+    return html.escape(str(value), quote=True)
+
+
+def esc_raw(value: Any) -> str:
+    """The text of a possibly-missing value, not yet escaped."""
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def badge(outcome: str) -> str:
+    colour = OUTCOME_INFO[Outcome(outcome)][0]
+    return f'<span class="cm-badge cm-{esc(outcome)}" style="background:{colour}">{esc(outcome)}</span>'
+
+
+def _num(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    return str(int(value)) if isinstance(value, (int, float)) and float(value).is_integer() else f"{value}"
+
+
+@dataclass(frozen=True)
+class SiteData:
+    frame: pd.DataFrame
+    releases: dict[str, dict[str, dict[str, str | None]]]  # family -> side -> version -> date
+    generated_at: str
+
+
+def sdk_slug(v: str) -> str:
+    return f"sdk-{v}"
+
+
+def cli_slug(v: str) -> str:
+    return f"cli-{v}"
+
+
+def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
+    """Every row, sortable and filterable by the site's tables.js."""
+    head = ["family", "sdk", "cli", "outcome", "protocol", "observed CLI", "error", "seconds"]
+    frame = sort_by_version(sort_by_version(frame, "cli_version"), "sdk_version").sort_values("family", kind="stable")
+    out = ['<div class="cm-table-wrap">', '<table class="cm-table" data-cm-sortable>', "<thead><tr>"]
+    out += [f"<th>{h}</th>" for h in head]
+    out.append("</tr></thead><tbody>")
+    for r in frame.itertuples():
+        msg = esc_raw(r.error_message)
+        excerpt = msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…"
+        fam = esc(r.family)
+        out.append(
+            "<tr>"
+            f"<td>{fam}</td>"
+            f'<td><a href="{link_prefix}{fam}/{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
+            f'<td><a href="{link_prefix}{fam}/{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
+            f'<td data-sort="{esc(r.outcome)}">{badge(str(r.outcome))}</td>'
+            f"<td>{_num(r.protocol)}</td>"
+            f"<td>{esc(r.observed_cli_version)}</td>"
+            f'<td class="cm-msg" title="{esc(msg)}">{esc(excerpt)}</td>'
+            f"<td>{_num(round(float(str(r.seconds)), 1))}</td>"
+            "</tr>"
+        )
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def legend() -> str:
+    rows = [f"| {badge(o.value)} | {esc(meaning)} |" for o, (_c, meaning) in OUTCOME_INFO.items()]
+    return "| outcome | meaning |\n|---|---|\n" + "\n".join(rows)
+
+
+def counts_table(frame: pd.DataFrame) -> str:
+    counts = frame["outcome"].value_counts()
+    lines = ['<table class="cm-counts"><thead><tr><th>outcome</th><th>cells</th></tr></thead><tbody>']
+    for o in OUTCOME_INFO:
+        if counts.get(o.value, 0):
+            lines.append(f'<tr><td>{badge(o.value)}</td><td data-cm-count="{o.value}">{int(counts[o.value])}</td></tr>')
+    lines.append(f'<tr><td><b>total</b></td><td data-cm-count="total"><b>{len(frame)}</b></td></tr>')
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:  # unchanged pages keep their mtime
+        path.write_text(text)
+
+
+def home(data: SiteData) -> str:
+    fams = sorted(data.frame["family"].unique())
+    links = "\n".join(f"- [{f}](matrix/{f}.md): {esc(FAMILIES[f].description) if f in FAMILIES else ''}"
+                      for f in fams)
+    return f"""# compat-matrix
+
+Which released SDK versions work with which released CLI versions, **measured**: every cell
+below is one real SDK release from its registry, started against one real CLI release in a
+sandbox. Nothing here is inferred from version numbers.
+
+<p class="cm-stamp">Generated {esc(data.generated_at)} · harness {esc(HARNESS_VERSION)} ·
+compat-matrix {esc(__version__)}</p>
+
+## Families
+
+{links}
+
+## Outcomes
+
+{counts_table(data.frame)}
+
+## Legend
+
+{legend()}
+
+## Where to go
+
+- [The matrices](matrix/index.md): heatmap and every row, sortable and filterable.
+- [Versions](versions/index.md): one page per SDK and per CLI version.
+- [Pin guide](pins.md): copy-paste version ranges that were measured to work.
+- [Notebooks](notebooks/index.md): analyses executed against these results at build time.
+- [Data](data.md): the same results as JSON, CSV and parquet.
+"""
+
+
+def matrix_page(data: SiteData, family: str) -> str:
+    sub = handshake(data.frame, family)
+    sdks, clis = sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])
+    return f"""# {family}: handshake matrix
+
+{esc(FAMILIES[family].description) if family in FAMILIES else ""}. {len(sdks)} SDK versions ×
+{len(clis)} CLI versions, {len(sub)} cells. The number in a cell is the negotiated protocol
+version; letters mark failures (R refused, L launch-failed, H hang, C crashed,
+U uninstallable, ? infra error, ! harness error).
+
+![{family} handshake heatmap](../assets/heatmap-{family}.png){{ .cm-heatmap }}
+
+## Every cell
+
+Click a column header to sort; type to filter (matches any column).
+
+{long_table(sub)}
+"""
+
+
+def _declared(row: pd.Series) -> dict[str, Any]:
+    value = row.get("sdk_declared")
+    return value if isinstance(value, dict) else {}
+
+
+def _window(decl: dict[str, Any]) -> str:
+    top = decl.get("SDK_PROTOCOL_VERSION")
+    if top is None:
+        return "not found in the SDK's source"
+    low = decl.get("MIN_PROTOCOL_VERSION")
+    if low is None:
+        return f"exactly {top} (no minimum declared: exact match)"
+    return f"{low} to {top}"
+
+
+def _ranges_text(rs: Iterable[Any], package: str, spec: Any) -> str:
+    items = [f"`{spec(package, r)}` ({len(r.versions)} measured: {', '.join(r.versions)})" for r in rs]
+    return "\n".join(f"- {i}" for i in items) or "- none measured"
+
+
+def _yes_no(value: Any) -> str:
+    return "yes" if value is True else "no" if value is False else "unknown"
+
+
+def sdk_page(data: SiteData, family: str, sdk: str) -> str:
+    fam = FAMILIES[family]
+    sub = handshake(data.frame, family)
+    rows = sub[sub["sdk_version"] == sdk]
+    rows = sort_by_version(rows, "cli_version")
+    decl = next((d for d in (_declared(r) for _, r in rows.iterrows()) if d), {})
+    works = working_ranges(data.frame, family, sdk=sdk)
+    connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
+    ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
+    observed = sorted({int(p) for p in rows["protocol"].dropna()})
+    released = data.releases.get(family, {}).get("sdk", {}).get(sdk)
+    bundled = decl.get("bundled_cli")
+    pinned = decl.get("CLI_VERSION")
+    lines = [f"# {fam.sdk_package} {sdk}", ""]
+    lines.append(f"Released {esc(released or 'unknown')}. Measured against {len(rows)} CLI versions.")
+    lines += ["", "| property | value |", "|---|---|",
+              f"| protocol window it declares | {esc(_window(decl))} |",
+              f"| protocol negotiated (observed) | {', '.join(map(str, observed)) or 'none'} |",
+              f"| first / last working CLI | {esc(ok[0]) if ok else '–'} / {esc(ok[-1]) if ok else '–'} |",
+              f"| bundles a CLI binary in its wheel | {_yes_no(bundled)} |",
+              f"| CLI version pinned in its source | {esc(pinned) if pinned else 'none'} |", ""]
+    lines += ["## Works with (compatible)", "", _ranges_text(works, fam.cli_package, npm_spec), ""]
+    if [r.versions for r in connects] != [r.versions for r in works]:
+        lines += ["Connects, with a failure after connecting (compatible or degraded):", "",
+                  _ranges_text(connects, fam.cli_package, npm_spec), ""]
+    lines += ["## Every CLI version", "",
+              '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
+              "<th>protocol</th><th>error (exact)</th></tr></thead><tbody>"]
+    for r in rows.itertuples():
+        lines.append(f'<tr><td><a href="../{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
+                     f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td>"
+                     f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
+    lines += ["</tbody></table>", ""]
+    return "\n".join(lines)
+
+
+def cli_page(data: SiteData, family: str, cli: str) -> str:
+    fam = FAMILIES[family]
+    sub = handshake(data.frame, family)
+    rows = sub[sub["cli_version"] == cli]
+    rows = sort_by_version(rows, "sdk_version")
+    protos = sorted({int(p) for p in rows["protocol"].dropna()})
+    runtimes = sorted({str(x) for x in rows["node_runtime"].dropna()})
+    released = data.releases.get(family, {}).get("cli", {}).get(cli)
+    works = working_ranges(data.frame, family, cli=cli)
+    failures: dict[str, str] = {}
+    for d in rows["detail"]:
+        if isinstance(d, dict) and d.get("runtime_failures"):
+            failures = d["runtime_failures"]
+            break
+    lines = [f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
+             "| property | value |", "|---|---|",
+             f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
+             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |", ""]
+    if failures:
+        lines += ["Runtimes that could not start it (`--version`):", ""]
+        lines += [f'- {esc(k)}: <code>{esc(v[:300])}</code>' for k, v in failures.items()]
+        lines.append("")
+    lines += ["## SDK versions that work with it", "", _ranges_text(works, fam.sdk_package, pip_spec), "",
+              "## Every SDK version", "",
+              '<table class="cm-table"><thead><tr><th>SDK</th><th>outcome</th><th>launch flags the SDK used</th>'
+              "<th>error (exact)</th></tr></thead><tbody>"]
+    for r in rows.itertuples():
+        detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
+        argv = " ".join(detail.get("launch_argv") or []) or "(not launched)"
+        lines.append(f'<tr><td><a href="../{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
+                     f"<td>{badge(str(r.outcome))}</td><td><code>{esc(argv)}</code></td>"
+                     f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
+    lines += ["</tbody></table>", ""]
+    return "\n".join(lines)
+
+
+def versions_index(data: SiteData) -> str:
+    lines = ["# Versions", ""]
+    for family in sorted(data.frame["family"].unique()):
+        sub = handshake(data.frame, family)
+        lines += [f"## {family}", "", "SDK versions: " + " · ".join(
+            f"[{v}]({family}/{sdk_slug(v)}.md)" for v in sorted_versions(sub["sdk_version"])), "",
+            "CLI versions: " + " · ".join(
+            f"[{v}]({family}/{cli_slug(v)}.md)" for v in sorted_versions(sub["cli_version"])), ""]
+    return "\n".join(lines)
+
+
+def pins_page(data: SiteData) -> str:
+    lines = ["# Pin guide", "",
+             "Ranges below are runs of **measured** versions that were `compatible`; a range spans",
+             "only versions between two measured ones that both worked, and the versions measured",
+             "inside it are listed. Anything not listed was not measured.", ""]
+    for family in sorted(data.frame["family"].unique()):
+        fam = FAMILIES[family]
+        sub = handshake(data.frame, family)
+        advice = upgrade_advice(data.frame, family)
+        lines += [f"## {family}", ""]
+        if advice:
+            first = {"sdk": f"**upgrade the SDK first**: the newest SDK ({advice.newest_sdk}) works with "
+                            f"{len(advice.clis_working_with_newest_sdk)} of {advice.cli_count} measured CLI "
+                            f"versions, the newest CLI ({advice.newest_cli}) with "
+                            f"{len(advice.sdks_working_with_newest_cli)} of {advice.sdk_count} SDK versions.",
+                     "cli": f"**upgrade the CLI first**: the newest CLI ({advice.newest_cli}) works with "
+                            f"{len(advice.sdks_working_with_newest_cli)} of {advice.sdk_count} measured SDK "
+                            f"versions, the newest SDK ({advice.newest_sdk}) with "
+                            f"{len(advice.clis_working_with_newest_sdk)} of {advice.cli_count} CLI versions.",
+                     "either": "either side first: both newest releases work with the same share of the other "
+                               "side."}[advice.first]
+            lines += [f"Which side to upgrade first, from the data: {first}", ""]
+            if advice.sdks_working_with_newest_cli:
+                lines += [f"Recommended pair: `{fam.sdk_package}=={advice.sdks_working_with_newest_cli[-1]}` with "
+                          f"`{fam.cli_package}@{advice.newest_cli}`."
+                          if advice.newest_cli else "", ""]
+        lines += ["### CLI ranges for each SDK version (npm)", "", "| SDK | works with CLI |", "|---|---|"]
+        for sdk in sorted_versions(sub["sdk_version"]):
+            rs = working_ranges(data.frame, family, sdk=sdk)
+            specs = "<br>".join(f"<code>{esc(npm_spec(fam.cli_package, r))}</code>" for r in rs) or "none measured"
+            lines.append(f"| [{sdk}](versions/{family}/{sdk_slug(sdk)}.md) | {specs} |")
+        lines += ["", "### SDK ranges for each CLI version (pip)", "", "| CLI | works with SDK |", "|---|---|"]
+        for cli in sorted_versions(sub["cli_version"]):
+            rs = working_ranges(data.frame, family, cli=cli)
+            specs = "<br>".join(f"<code>{esc(pip_spec(fam.sdk_package, r))}</code>" for r in rs) or "none measured"
+            lines.append(f"| [{cli}](versions/{family}/{cli_slug(cli)}.md) | {specs} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_pages(data: SiteData, docs: Path) -> list[Path]:
+    """Write every generated page under ``docs``; returns the files written."""
+    written: list[Path] = []
+
+    def put(rel: str, text: str) -> None:
+        _write(docs / rel, text)
+        written.append(docs / rel)
+
+    put("index.md", home(data))
+    families = sorted(data.frame["family"].unique())
+    put("matrix/index.md", "# Matrices\n\n" + "\n".join(f"- [{f}]({f}.md)" for f in families) + "\n")
+    for family in families:
+        put(f"matrix/{family}.md", matrix_page(data, family))
+        sub = handshake(data.frame, family)
+        for sdk in sorted_versions(sub["sdk_version"]):
+            put(f"versions/{family}/{sdk_slug(sdk)}.md", sdk_page(data, family, sdk))
+        for cli in sorted_versions(sub["cli_version"]):
+            put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
+    put("versions/index.md", versions_index(data))
+    put("pins.md", pins_page(data))
+    # Pages of versions no longer in the results must not stay published.
+    keep = set(written)
+    for folder in ("matrix", "versions"):
+        for stale in (docs / folder).rglob("*.md"):
+            if stale not in keep:
+                stale.unlink()
+    return written

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from matrix.notebooks import NotebookError, execute
+from matrix.pages import SiteData, cli_page, long_table, sdk_page
+from matrix.store import Row, Store, load_frame
+
+EVIL = "<script>alert(1)</script> & <b>x</b>"
+
+
+def stored(tmp_path: Path) -> Path:
+    store = Store(tmp_path / "results")
+    for sdk, cli, outcome, msg in [("1.0.0", "1.0.60", "compatible", None), ("1.0.0", "1.0.7", "refused", EVIL),
+                                   ("0.1.10", "1.0.60", "refused", "SDK expects version 1")]:
+        store.append(Row(family="copilot-python", sdk_version=sdk, cli_version=cli, probe="handshake",
+                         outcome=outcome, error_message=msg, protocol=3 if outcome == "compatible" else None,
+                         sdk_declared={"SDK_PROTOCOL_VERSION": 3, "MIN_PROTOCOL_VERSION": 3, "bundled_cli": True},
+                         detail={"launch_argv": ["--headless", "--stdio"]}, harness_version="t"))
+    return tmp_path / "results"
+
+
+def test_pages_escape_third_party_text(tmp_path: Path) -> None:
+    frame, _ = load_frame(stored(tmp_path))
+    data = SiteData(frame, {}, "now")
+    for text in (long_table(frame), sdk_page(data, "copilot-python", "1.0.0")):
+        assert "<script>alert(1)</script>" not in text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> None:
+    frame, _ = load_frame(stored(tmp_path))
+    text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.0")
+    assert "3 to 3" in text
+    assert "@github/copilot@1.0.60" in text
+    assert "| bundles a CLI binary in its wheel | yes |" in text
+
+
+def test_cli_page_lists_launch_flags(tmp_path: Path) -> None:
+    frame, _ = load_frame(stored(tmp_path))
+    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
+    assert "--headless --stdio" in text and "github-copilot-sdk==1.0.0" in text
+
+
+def notebook(tmp_path: Path, code: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    path = tmp_path / "nb" / "probe.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_notebook_runs_once_then_comes_from_the_cache(tmp_path: Path) -> None:
+    results = stored(tmp_path)
+    code = "import os; print(len(open(os.environ['COMPAT_MATRIX_RESULTS'] + '/rows.jsonl').readlines()))"
+    path = notebook(tmp_path, code)
+    nb, ran = execute(path, results, tmp_path / "cache")
+    assert ran and nb.cells[0].outputs[0]["text"].strip() == "3"
+    _, ran_again = execute(path, results, tmp_path / "cache")
+    assert not ran_again
+    Store(results).append(Row(family="f", sdk_version="9", cli_version="9", probe="handshake", outcome="hang"))
+    nb, ran_after_change = execute(path, results, tmp_path / "cache")
+    assert ran_after_change and nb.cells[0].outputs[0]["text"].strip() == "4"
+
+
+def test_failing_cell_names_the_notebook(tmp_path: Path) -> None:
+    path = notebook(tmp_path, "raise ValueError('boom in cell')")
+    with pytest.raises(NotebookError) as exc:
+        execute(path, stored(tmp_path), tmp_path / "cache")
+    assert "probe.ipynb" in str(exc.value) and "boom in cell" in str(exc.value)
+
+
+def test_stored_notebooks_have_no_outputs() -> None:
+    for path in (Path(__file__).parent.parent / "notebooks").glob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            assert not cell.get("outputs"), f"{path.name} is stored with outputs"
+            assert cell.get("execution_count") is None
