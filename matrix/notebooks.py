@@ -29,9 +29,13 @@ class NotebookError(MatrixError):
         super().__init__(f"notebook {notebook} failed: {detail}. Fix the cell, then rerun `compat-matrix build`")
 
 
+_LIBRARY = Path(__file__).parent
+
+
 def _key(source: bytes, data: list[Path]) -> str:
+    """Notebook source + results + our own library (the notebooks import it)."""
     h = hashlib.sha256(source)
-    for path in data:
+    for path in [*sorted(_LIBRARY.rglob("*.py")), *data]:
         if path.exists():
             h.update(path.name.encode())
             h.update(path.read_bytes())

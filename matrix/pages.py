@@ -6,6 +6,7 @@ elements, so nothing an SDK or CLI printed can become markup on our pages."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,6 +195,15 @@ def _ranges_text(rs: Iterable[Any], package: str, spec: Any) -> str:
     return "\n".join(f"- {i}" for i in items) or "- none measured"
 
 
+_REPORTS = re.compile(r"server (reports version \d+|does not report a protocol version)")
+
+
+def reported_protocol(message: str) -> str | None:
+    """What the CLI told an SDK that refused it, in the SDK's own words."""
+    m = _REPORTS.search(message)
+    return m.group(1) if m else None
+
+
 def _yes_no(value: Any) -> str:
     return "yes" if value is True else "no" if value is False else "unknown"
 
@@ -240,6 +250,7 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
     rows = sub[sub["cli_version"] == cli]
     rows = sort_by_version(rows, "sdk_version")
     protos = sorted({int(p) for p in rows["protocol"].dropna()})
+    reported = sorted({m for m in (reported_protocol(esc_raw(x)) for x in rows["error_message"]) if m})
     runtimes = sorted({str(x) for x in rows["node_runtime"].dropna()})
     released = data.releases.get(family, {}).get("cli", {}).get(cli)
     works = working_ranges(data.frame, family, cli=cli)
@@ -251,6 +262,7 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
     lines = [f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
              "| property | value |", "|---|---|",
              f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
+             f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",
              f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |", ""]
     if failures:
         lines += ["Runtimes that could not start it (`--version`):", ""]

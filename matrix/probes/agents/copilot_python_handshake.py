@@ -96,7 +96,9 @@ async def step(name, make, timeout):
             entry["error"]["message"] = f"{name} did not settle within {timeout:.0f}s (harness deadline)"
             entry["error"]["source"] = "harness"
         else:  # the SDK's own request timeout fired first
-            entry["error"]["message"] = f"the SDK gave up waiting: {exc!r}"
+            said = f": {exc}" if str(exc) else " (no message)"
+            entry["error"]["message"] = (f"the SDK gave up waiting after {time.monotonic() - t0:.1f}s, "
+                                         f"{type(exc).__name__}{said}")
             entry["error"]["source"] = "sdk"
         return None
     except Exception as exc:  # the SDK's own failure: classified by the harness
@@ -125,15 +127,16 @@ def declared(copilot):
     return found
 
 
-def construct(copilot, cli_path, log_level):
-    """Build the client through this version's own constructor."""
+def construct(copilot, cli_path, log_level, no_login):
+    """Build the client through this version's own constructor, with its defaults for
+    everything but the CLI path (and, when asked, auto-login turned off)."""
     params = inspect.signature(copilot.CopilotClient.__init__).parameters
     if "connection" in params:
         conn_cls = getattr(copilot, "RuntimeConnection", None)
         if conn_cls is None:
             raise LookupError("constructor takes connection= but copilot.RuntimeConnection is missing")
         kwargs = {"connection": conn_cls.for_stdio(path=cli_path), "log_level": log_level}
-        if "use_logged_in_user" in params:
+        if no_login and "use_logged_in_user" in params:
             kwargs["use_logged_in_user"] = False
         report["api"] = {"style": "keyword connection", "call": "CopilotClient(connection=RuntimeConnection.for_stdio(path=P), ...)"}
         return copilot.CopilotClient(**kwargs)
@@ -143,14 +146,15 @@ def construct(copilot, cli_path, log_level):
             raise LookupError("constructor takes config= but copilot.SubprocessConfig is missing")
         cfg_params = inspect.signature(cfg_cls).parameters
         kwargs = {"cli_path": cli_path, "use_stdio": True, "log_level": log_level}
-        if "use_logged_in_user" in cfg_params:
+        if no_login and "use_logged_in_user" in cfg_params:
             kwargs["use_logged_in_user"] = False
         report["api"] = {"style": "config dataclass", "call": "CopilotClient(SubprocessConfig(cli_path=P, ...), auto_start=False)"}
         return copilot.CopilotClient(cfg_cls(**kwargs), auto_start=False)
     if "options" in params:
         # Old options dict: keys a version does not know are read with .get() and ignored.
-        opts = {"cli_path": cli_path, "use_stdio": True, "log_level": log_level,
-                "auto_start": False, "use_logged_in_user": False}
+        opts = {"cli_path": cli_path, "use_stdio": True, "log_level": log_level, "auto_start": False}
+        if no_login:
+            opts["use_logged_in_user"] = False
         report["api"] = {"style": "options dict", "call": "CopilotClient({'cli_path': P, ...})"}
         return copilot.CopilotClient(opts)
     raise LookupError(f"unrecognised CopilotClient signature {list(params)}")
@@ -183,7 +187,7 @@ async def main(cfg):
     note("step construct")
     t0 = time.monotonic()
     try:
-        client = construct(copilot, cli_path, cfg.get("log_level", "error"))
+        client = construct(copilot, cli_path, cfg.get("log_level", "error"), bool(cfg.get("no_login")))
     except (LookupError, TypeError) as exc:
         # We called the API wrongly: a bug in this agent, never the SDK's crash.
         report["harness_error"] = f"could not construct the client: {type(exc).__name__}: {exc}"
