@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+
+from matrix.heatmap import heatmap_figure
+from matrix.outcomes import OUTCOME_INFO
+
+
+def test_50_by_110_cells_stay_readable() -> None:
+    sdks = [f"0.{i // 10}.{i % 10}" for i in range(50)]
+    clis = [f"1.0.{i}" for i in range(110)]
+    outcomes = itertools.cycle([o.value for o in OUTCOME_INFO])
+    frame = pd.DataFrame([{"sdk_version": s, "cli_version": c, "outcome": next(outcomes), "protocol": 3}
+                          for s in sdks for c in clis])
+    fig = heatmap_figure(frame, "big")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    box = ax.get_window_extent()
+    # At least 20 pixels per cell each way: room for the protocol digit and the tick label.
+    assert box.width / len(clis) >= 20
+    assert box.height / len(sdks) >= 20
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == clis  # every CLI version is labelled, none skipped
+
+
+def test_cell_text_is_protocol_for_connected_and_letter_for_failures() -> None:
+    frame = pd.DataFrame([
+        {"sdk_version": "1.0.0", "cli_version": "1.0.1", "outcome": "compatible", "protocol": 3},
+        {"sdk_version": "1.0.0", "cli_version": "1.0.2", "outcome": "refused", "protocol": None},
+    ])
+    texts = sorted(t.get_text() for t in heatmap_figure(frame, "t").axes[0].texts)
+    assert texts == ["3", "R"]
