@@ -22,8 +22,8 @@ REPORT_COLUMNS = [
 ]
 _SHORT = {
     Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",
-    Outcome.LAUNCH_FAILED: "LAU", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",
-    Outcome.UNINSTALLABLE: "uninst", Outcome.INFRA_ERROR: "infra", Outcome.HARNESS_ERROR: "harn",
+    Outcome.LAUNCH_FAILED: "LAUNCH", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",
+    Outcome.UNINSTALLABLE: "gone", Outcome.INFRA_ERROR: "infra", Outcome.HARNESS_ERROR: "harn",
 }
 
 
@@ -51,7 +51,7 @@ def to_csv(frame: pd.DataFrame) -> str:
 def _cell(outcome: str, protocol: Any) -> str:
     o = Outcome(outcome)
     colour = OUTCOME_INFO[o][0]
-    text = _SHORT[o] + (f" p{int(protocol)}" if protocol is not None and not pd.isna(protocol) else "")
+    text = _SHORT[o] + (f"{int(protocol)}" if protocol is not None and not pd.isna(protocol) else "")
     return f"[{colour}]{text}[/]"
 
 
@@ -90,5 +90,9 @@ def summary_table(frame: pd.DataFrame) -> Table:
 
 def print_report(frame: pd.DataFrame, console: Console) -> None:
     for table in matrix_tables(frame):
-        console.print(table)
+        # A matrix cut to the terminal's width hides cells; print it at the width it needs.
+        need = 12 + 9 * (len(table.columns) - 1)
+        wide = console if console.width >= need else Console(
+            width=need, force_terminal=console.is_terminal, no_color=console.no_color)
+        wide.print(table)
     console.print(summary_table(frame))

@@ -67,3 +67,44 @@ def test_launch_failure_carries_the_cli_error(measured: Path) -> None:
     frame, _ = load_frame(measured)
     row = frame[(frame.cli_version == "0.0.354")].iloc[0]
     assert "unknown option" in row.error_message
+
+
+def test_sigterm_mid_cell_leaves_no_process_and_keeps_rows(tmp_path: Path) -> None:
+    """0.1.10 × 0.0.354 waits ~30 s (the CLI exits, the SDK never notices): stop the run
+    inside that cell. The run ends as interrupted, nothing it started stays alive, and the
+    store holds only whole rows."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from matrix.proc import MARKER_VAR
+
+    def marked() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    env = (entry / "environ").read_bytes()
+                except OSError:
+                    continue
+                if any(item.startswith(MARKER_VAR.encode() + b"=") for item in env.split(b"\0")):
+                    found.append(int(entry.name))
+        return found
+
+    config = tmp_path / "m.toml"
+    config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "matrix.cli", "run", "--config", str(config),
+                             "--results", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while not marked() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert marked(), "the probe never started"
+    time.sleep(3)
+    os.kill(proc.pid, signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out.decode()
+    assert marked() == []
+    frame, warnings = load_frame(tmp_path / "r")
+    assert warnings == [] and frame.empty  # the interrupted cell is not recorded as anything

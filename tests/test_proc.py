@@ -28,6 +28,16 @@ def alive(pid: int) -> bool:
         return False
 
 
+def spawner(pidfile: Path, new_session: bool = False, then_sleep: bool = False) -> str:
+    """Code for a child that starts a sleeping grandchild and writes its pid to ``pidfile``."""
+    return (
+        "import subprocess, time\n"
+        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'], start_new_session={new_session})\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        + ("time.sleep(600)\n" if then_sleep else "")
+    )
+
+
 def test_exit_code_and_output(tmp_path: Path) -> None:
     res = run(Request((PY, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"),
                       env(), tmp_path, timeout=30))
@@ -37,12 +47,7 @@ def test_exit_code_and_output(tmp_path: Path) -> None:
 
 def test_timeout_kills_the_whole_group_including_grandchild(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
-    code = (
-        "import subprocess, sys, time\n"
-        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
-        "time.sleep(600)\n"
-    )
+    code = spawner(pidfile, then_sleep=True)
     t0 = time.monotonic()
     res = run(Request((PY, "-c", code), env(), tmp_path, timeout=2, grace=1))
     assert res.timed_out and res.returncode is None
@@ -53,11 +58,7 @@ def test_timeout_kills_the_whole_group_including_grandchild(tmp_path: Path) -> N
 
 def test_grandchild_left_behind_is_killed_and_recorded(tmp_path: Path) -> None:
     pidfile = tmp_path / "orphan.pid"
-    code = (
-        "import subprocess\n"
-        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
-    )
+    code = spawner(pidfile)
     res = run(Request((PY, "-c", code), env(), tmp_path, timeout=30, grace=1))
     assert res.returncode == 0
     assert len(res.leftovers) == 1 and "sleep(600)" in res.leftovers[0]
@@ -66,11 +67,7 @@ def test_grandchild_left_behind_is_killed_and_recorded(tmp_path: Path) -> None:
 
 def test_process_that_left_the_group_is_found_by_marker(tmp_path: Path) -> None:
     pidfile = tmp_path / "daemon.pid"
-    code = (
-        "import subprocess\n"
-        f"p = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
-    )
+    code = spawner(pidfile, new_session=True)
     res = run(Request((PY, "-c", code), env("m-" + os.urandom(4).hex()), tmp_path, timeout=30, grace=1))
     assert len(res.leftovers) == 1
     assert not alive(int(pidfile.read_text()))
