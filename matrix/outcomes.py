@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["OUTCOME_INFO", "VERDICTS", "Outcome"]
+__all__ = ["HANDSHAKE_OUTCOMES", "OUTCOME_INFO", "TOLERANCE_OUTCOMES", "VERDICTS", "Outcome"]
 
 
 class Outcome(StrEnum):
@@ -17,6 +17,13 @@ class Outcome(StrEnum):
     UNINSTALLABLE = "uninstallable"
     INFRA_ERROR = "infra-error"
     HARNESS_ERROR = "harness-error"
+    # Tolerance checks (one SDK version x one mutation rule):
+    SURFACED = "surfaced"
+    IGNORED = "ignored"
+    DOWNGRADED = "downgraded"
+    LOST = "lost"
+    FATAL = "fatal"
+    NOT_APPLICABLE = "not-applicable"
 
 
 # (colour, one line of meaning). Colours are chosen to read in a heatmap and for
@@ -37,7 +44,25 @@ OUTCOME_INFO: dict[Outcome, tuple[str, str]] = {
                           "Our side failed (registry, network, disk): not a verdict, re-measured next run."),
     Outcome.HARNESS_ERROR: ("#ffffbf",
                             "Our agent could not drive this version, or the SDK ran another CLI: not a verdict."),
+    Outcome.SURFACED: ("#1a9850",
+                       "Tolerance: the unknown thing reached the application as an explicit unknown or raw "
+                       "value, and the SDK kept working."),
+    Outcome.IGNORED: ("#91cf60",
+                      "Tolerance: the unknown part was dropped, the rest delivered, the SDK kept working."),
+    Outcome.DOWNGRADED: ("#fee08b",
+                         "Tolerance: delivered, but no longer as the typed thing the application expects."),
+    Outcome.LOST: ("#fc8d59",
+                   "Tolerance: the SDK kept working, but the whole message carrying the unknown part never "
+                   "reached the application."),
+    Outcome.FATAL: ("#d73027", "Tolerance: an exception, or the client or session died."),
+    Outcome.NOT_APPLICABLE: ("#bababa", "Tolerance: that version has no such API, or no compatible CLI to probe."),
 }
+
+HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = tuple(OUTCOME_INFO)[:9]
+TOLERANCE_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.SURFACED, Outcome.IGNORED, Outcome.DOWNGRADED, Outcome.LOST, Outcome.FATAL,
+    Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
+)
 
 # Outcomes that say something about the pair. The rest are about our side or the registry.
 VERDICTS: frozenset[Outcome] = frozenset(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-__all__ = ["MARKER_VAR", "Reaper", "Request", "Result", "find_marked", "run"]
+__all__ = ["MARKER_VAR", "Reaper", "Request", "Result", "find_marked", "harness_python", "run"]
 
 MARKER_VAR = "COMPAT_MATRIX_CELL"
 _OUTPUT_LIMIT = 4 * 1024 * 1024
@@ -83,6 +83,13 @@ class Reaper:
         for marker in markers:
             for pid, _ in find_marked(marker):
                 _signal_pid(pid, signal.SIGKILL)
+
+
+def harness_python() -> str:
+    """Our own interpreter, for stdlib-only helpers (the shim) that run inside a sandbox."""
+    import sys
+
+    return sys.executable
 
 
 def _signal_group(pgid: int, sig: int) -> None:

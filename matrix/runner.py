@@ -68,7 +68,8 @@ def order(cells: Iterable[Cell]) -> list[Cell]:
 
 class Runner:
     def __init__(self, plan: Plan, store: Store, cache: Path, reaper: proc.Reaper,
-                 on_row: Callable[[Row], None] = lambda r: None) -> None:
+                 on_row: Callable[[Row], None] = lambda r: None, through_shim: bool = False) -> None:
+        self.through_shim = through_shim  # relay handshakes through the (non-mutating) shim
         self.plan = plan
         self.store = store
         self.cache = cache
@@ -184,7 +185,7 @@ class Runner:
                     HandshakeCell(cell.family, cell.sdk_version, cell.cli_version,
                                   self.plan.timeouts.probe, self.plan.timeouts.call,
                                   self.plan.timeouts.stop_grace,
-                                  self.scratch),
+                                  self.scratch, use_shim=self.through_shim),
                     sdk, cli, runtime, self.reaper)
         except InfraError as err:
             return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))

@@ -37,6 +37,21 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return results
 
 
+def test_shim_without_mutation_is_invisible(measured: Path, tmp_path: Path) -> None:
+    """The same cells relayed through the recording shim give the same outcome and protocol."""
+    plan = Plan.model_validate({"families": {"copilot-python": {}}})
+    runner = Runner(plan, Store(tmp_path), cache_root(), proc.Reaper(), through_shim=True)
+    runner.run([Cell("copilot-python", sdk, cli, "handshake") for sdk, cli in EXPECTED], jobs=2)
+    direct, _ = load_frame(measured)
+    shimmed, _ = load_frame(tmp_path)
+
+    def view(frame):  # type: ignore[no-untyped-def]
+        return {(r.sdk_version, r.cli_version): (r.outcome, r.protocol if r.protocol == r.protocol else None,
+                                                 r.observed_cli_version) for r in frame.itertuples()}
+
+    assert view(shimmed) == view(direct)
+
+
 def test_each_cell_has_its_measured_class(measured: Path) -> None:
     frame, warnings = load_frame(measured)
     assert warnings == []

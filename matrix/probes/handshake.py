@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import HARNESS_VERSION, proc
-from ..classify import classify_handshake, grade_message
+from ..classify import Verdict, classify_handshake, grade_message
 from ..envs import UvVenv
-from ..products.copilot_cli import CliInstall, Runtime, read_launches, write_launcher
-from ..report_schema import parse_report
-from ..sandbox import sandbox
+from ..products.copilot_cli import CliInstall, Runtime
 from ..store import Row
-from . import AGENTS_DIR
+from .agent_run import AgentRun, run_agent
 
-__all__ = ["HandshakeCell", "redact", "run_python_handshake"]
+__all__ = ["HandshakeCell", "build_row", "redact", "run_python_handshake"]
 
 _TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
                        r"(?:sk|xox[abp])-[A-Za-z0-9-]{20,})\b")
@@ -38,29 +36,18 @@ class HandshakeCell:
     call_timeout: float
     grace: float
     scratch: Path
+    use_shim: bool = False  # relay through the shim without mutating (it must be invisible)
+    transcript: Path | None = None
 
 
-def run_python_handshake(
-    cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
-    reaper: proc.Reaper | None = None,
-) -> Row:
-    with sandbox(cell.scratch, path_dirs=[runtime.node.parent]) as box:
-        launcher, log = write_launcher(box.root, cli, runtime)
-        env = dict(box.env)
-        # Every way a version may look for its CLI points at our launcher; none downloads.
-        env.update(COPILOT_CLI_PATH=str(launcher), COPILOT_SKIP_CLI_DOWNLOAD="1")
-        cfg = {"cli_path": str(launcher), "step_timeout": cell.call_timeout, "log_level": "error"}
-        argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / "copilot_python_handshake.py"),
-                json.dumps(cfg))
-        res = proc.run(proc.Request(argv, env, box.root, timeout=cell.probe_timeout,
-                                    grace=cell.grace), reaper)
-        launches = read_launches(log)
-    report = parse_report(res.stdout)
-    verdict = classify_handshake(report, res, cell.cli_version, launches)
+def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
+              runtime: Runtime, cli: CliInstall, extra: dict[str, Any] | None = None) -> Row:
+    report, res, launches = run.report, run.result, run.launches
     message = redact(verdict.error.message) if verdict.error else None
-    names, actionable = grade_message(message) if verdict.outcome != "compatible" else (None, None)
+    graded = verdict.outcome not in ("compatible", "surfaced", "ignored")
+    names, actionable = grade_message(message) if graded else (None, None)
     seconds = {s.name: s.seconds for s in report.steps} if report else {}
-    detail: dict[str, object] = dict(verdict.detail)
+    detail: dict[str, Any] = dict(verdict.detail)
     detail.update(
         launch_argv=launches[0][:40] if launches else None,
         launches=len(launches),
@@ -68,16 +55,20 @@ def run_python_handshake(
         warnings=[redact(w) for w in report.warnings][:20] if report else [],
         agent_stderr_tail=redact(res.stderr[-2000:]),
         runtime_failures=cli.runtime_failures,
+        home_files=run.home_files[:50],
+        **(extra or {}),
     )
     if verdict.error and verdict.error.traceback:
         detail["traceback"] = redact(verdict.error.traceback[-4000:])
+    connected = verdict.outcome in ("compatible", "degraded") or probe != "handshake"
     return Row(
         family=cell.family,
         sdk_version=cell.sdk_version,
         cli_version=cell.cli_version,
-        probe="handshake",
+        probe=probe,
+        mutation=mutation,
         outcome=str(verdict.outcome),
-        protocol=report.negotiated_protocol if report and verdict.outcome in ("compatible", "degraded") else None,
+        protocol=report.negotiated_protocol if report and connected else None,
         observed_cli_version=report.observed_cli_version if report else None,
         error_type=verdict.error.type if verdict.error else None,
         error_message=message,
@@ -97,3 +88,14 @@ def run_python_handshake(
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )
+
+
+def run_python_handshake(
+    cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
+    reaper: proc.Reaper | None = None,
+) -> Row:
+    cfg = {"step_timeout": cell.call_timeout, "log_level": "error"}
+    run = run_agent("copilot_python_handshake.py", cfg, venv, cli, runtime, cell.probe_timeout, cell.grace,
+                    cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
+    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    return build_row(cell, "handshake", "", run, verdict, runtime, cli)

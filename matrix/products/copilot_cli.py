@@ -94,15 +94,23 @@ def prepare_cli(
     return CliInstall(prefix.version, entry, chosen, output, failures)
 
 
-def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime) -> tuple[Path, Path]:
+def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,
+                   shim: tuple[Path, Path] | None = None) -> tuple[Path, Path]:
     """A launcher the SDK runs as "the CLI": it logs each start's argv, then execs the real
-    entry with the chosen runtime. The log proves the SDK ran our CLI and with which flags."""
+    entry with the chosen runtime. The log proves the SDK ran our CLI and with which flags.
+    ``shim``: (python, config) to relay the stream through matrix/shim.py."""
     log = directory / "launches.log"
     script = directory / "copilot"
+    real = f"{shlex.quote(str(runtime.node))} {shlex.quote(str(cli.entry))}"
+    if shim is not None:
+        python, config = shim
+        relay = Path(__file__).parent.parent / "shim.py"
+        real = (f"{shlex.quote(str(python))} -I {shlex.quote(str(relay))} {shlex.quote(str(config))} -- "
+                + real)
     script.write_text(
         "#!/bin/sh\n"
         f"printf '%s\\n' '@@launch@@' \"$@\" >> {shlex.quote(str(log))}\n"
-        f"exec {shlex.quote(str(runtime.node))} {shlex.quote(str(cli.entry))} \"$@\"\n"
+        f"exec {real} \"$@\"\n"
     )
     script.chmod(0o755)
     return script, log

@@ -1,0 +1,71 @@
+"""Run one agent script in a sandbox against one CLI, optionally through the shim, and
+collect everything a probe classifies from: the report, the process result, the launches
+the launcher logged, and the files the cell left in its HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import proc
+from ..envs import UvVenv
+from ..products.copilot_cli import CliInstall, Runtime, read_launches, write_launcher
+from ..report_schema import AgentReport, parse_report
+from ..sandbox import sandbox
+from . import AGENTS_DIR
+
+__all__ = ["AgentRun", "run_agent"]
+
+# Where CLIs keep their own unpacked package and logs: not "files the cell wrote".
+_CLI_OWN = (".copilot/pkg", ".copilot/logs", ".cache/copilot", ".local/state/copilot")
+_HOME_LIST_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    report: AgentReport | None
+    result: proc.Result
+    launches: list[list[str]]
+    home_files: list[str]  # paths relative to HOME outside the CLI's own cache
+
+
+def _home_files(home: Path) -> list[str]:
+    found = []
+    for dirpath, _dirs, files in os.walk(home):
+        rel_dir = os.path.relpath(dirpath, home)
+        if rel_dir.startswith(_CLI_OWN):
+            continue
+        for name in files:
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            if not rel.startswith(_CLI_OWN):
+                found.append(rel)
+                if len(found) >= _HOME_LIST_LIMIT:
+                    return sorted(found)
+    return sorted(found)
+
+
+def run_agent(agent: str, cfg: dict[str, Any], venv: UvVenv, cli: CliInstall, runtime: Runtime,
+              timeout: float, grace: float, scratch: Path, reaper: proc.Reaper | None = None,
+              shim_rule: str | None = None, use_shim: bool = False, transcript: Path | None = None) -> AgentRun:
+    with sandbox(scratch, path_dirs=[runtime.node.parent]) as box:
+        shim = None
+        if use_shim:
+            config = box.root / "shim.json"
+            target = transcript or box.root / "transcript.jsonl"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            config.write_text(json.dumps({"transcript": str(target), "rule": shim_rule}))
+            shim = (Path(proc.harness_python()), config)
+        launcher, log = write_launcher(box.root, cli, runtime, shim)
+        env = dict(box.env)
+        # Every way a version may look for its CLI points at our launcher; none downloads.
+        env.update(COPILOT_CLI_PATH=str(launcher), COPILOT_SKIP_CLI_DOWNLOAD="1")
+        argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / agent),
+                json.dumps({**cfg, "cli_path": str(launcher)}))
+        res = proc.run(proc.Request(argv, env, box.root, timeout=timeout, grace=grace), reaper)
+        launches = read_launches(log)
+        home = _home_files(box.home)
+    return AgentRun(parse_report(res.stdout), res, launches, home)

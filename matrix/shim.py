@@ -1,0 +1,263 @@
+"""A transparent JSON-RPC relay between an SDK and the real CLI, that records every message
+and can mutate what goes to the SDK.
+
+Runs as a standalone script (stdlib only; the SDK starts it as "the CLI"):
+
+    python shim.py CONFIG.json -- REAL_CLI_ARGV...
+
+CONFIG: {"transcript": path, "rule": rule id or null}. With no rule the bytes are relayed
+unchanged (frames are parsed only to record them), so the shim is invisible. The harness
+also imports this module for the rule catalogue and the framing, which the tests check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+__all__ = ["RULES", "Frame", "Mutator", "Rule", "encode", "read_frame"]
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: str
+    description: str
+    needs_session: bool = False
+
+
+RULES: dict[str, Rule] = {r.id: r for r in (
+    Rule("result.extra-field", "result",
+         "An unknown field in the connect, ping and status.get results."),
+    Rule("result.capabilities", "result",
+         "An unknown capabilities list added to the handshake result."),
+    Rule("notification.unknown-method", "notification",
+         "A notification with a method the SDK has never heard of, right after the handshake."),
+    Rule("event.unknown-type", "event",
+         "A session.event of a type no SDK knows, injected into a real session.", needs_session=True),
+    Rule("event.extra-field", "event",
+         "A known session event carrying an unknown field in its data.", needs_session=True),
+    Rule("event.unknown-enum-value", "event",
+         "A known session event whose enum field holds a value the SDK does not name.", needs_session=True),
+    Rule("field.type-change", "event",
+         "An optional field of a known event arriving with another JSON type.", needs_session=True),
+)}
+
+HANDSHAKE_METHODS = ("connect", "ping")
+RESULT_METHODS = ("connect", "ping", "status.get")
+UNKNOWN_FIELD = "compatMatrixUnknownField"
+UNKNOWN_CAPABILITY = "compat-matrix.unknown-capability"
+UNKNOWN_METHOD = "compatMatrix.unknownNotification"
+UNKNOWN_EVENT_TYPE = "compat_matrix.unknown_event"
+UNKNOWN_ENUM_VALUE = "compat_matrix_unknown_value"
+
+
+@dataclass(frozen=True)
+class Frame:
+    raw: bytes  # the whole frame as received, headers included
+    body: bytes
+
+    def message(self) -> Message | None:
+        try:
+            value = json.loads(self.body)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+def read_frame(stream: IO[bytes]) -> Frame | None:
+    """One Content-Length framed message, or None at end of stream."""
+    head = b""
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        head += line
+        text = line.strip()
+        if not text:
+            if length is None:
+                continue  # stray blank line between frames
+            break
+        name, _, value = text.decode("ascii", "replace").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    body = stream.read(length)
+    return Frame(head + body, body)
+
+
+def encode(message: Message) -> bytes:
+    body = json.dumps(message, separators=(",", ":")).encode()
+    return b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+
+
+class Mutator:
+    """Decides, per message from the CLI, what the SDK receives instead (or in addition)."""
+
+    def __init__(self, rule: str | None) -> None:
+        if rule is not None and rule not in RULES:
+            raise ValueError(f"unknown rule {rule!r}; valid: {', '.join(RULES)}")
+        self.rule = rule
+        self.methods: dict[Any, str] = {}  # request id -> method, from the SDK's requests
+        self.injected = False
+        self.applied: list[str] = []
+
+    def seen_request(self, msg: Message) -> None:
+        if "method" in msg and "id" in msg:
+            self.methods[msg["id"]] = str(msg["method"])
+
+    def to_sdk(self, msg: Message) -> list[Message] | None:
+        """Messages to send instead of ``msg``; None to relay it unchanged."""
+        rule = self.rule
+        if rule is None:
+            return None
+        method = self.methods.get(msg.get("id")) if "result" in msg else None
+        result = msg.get("result")
+        if rule == "result.extra-field" and method in RESULT_METHODS and isinstance(result, dict):
+            self.applied.append(f"{method}: +{UNKNOWN_FIELD}")
+            return [{**msg, "result": {**result, UNKNOWN_FIELD: {"nested": [1, "two", None]}}}]
+        if rule == "result.capabilities" and method in HANDSHAKE_METHODS and isinstance(result, dict):
+            caps = list(result.get("capabilities") or []) + [UNKNOWN_CAPABILITY]
+            self.applied.append(f"{method}: capabilities={caps}")
+            return [{**msg, "result": {**result, "capabilities": caps}}]
+        if rule == "notification.unknown-method" and method in HANDSHAKE_METHODS and not self.injected:
+            self.injected = True
+            self.applied.append(f"after {method}: {UNKNOWN_METHOD}")
+            return [msg, {"jsonrpc": "2.0", "method": UNKNOWN_METHOD, "params": {"value": 1}}]
+        if RULES[rule].needs_session:
+            return self._event(msg, rule, method)
+        return None
+
+    def _event(self, msg: Message, rule: str, method: str | None) -> list[Message] | None:
+        if method == "session.create" and isinstance(msg.get("result"), dict) and not self.injected:
+            session_id = msg["result"].get("sessionId")
+            if session_id is None:
+                return None
+            self.injected = True
+            event = self.event_for(rule, str(session_id))
+            self.applied.append(f"after session.create: session.event {event['event']['type']}")
+            return [msg, {"jsonrpc": "2.0", "method": "session.event", "params": event}]
+        return None
+
+    @staticmethod
+    def event_for(rule: str, session_id: str) -> Message:
+        """A session.event notification for ``rule``. The known-type variants start from a
+        well-formed event every SDK generation names (session.info with a message)."""
+        base: Message = {"id": "00000000-0000-4000-8000-00000000c0de",
+                         "timestamp": "2026-01-01T00:00:00.000Z", "parentId": None}
+        if rule == "event.unknown-type":
+            event = {**base, "type": UNKNOWN_EVENT_TYPE, "data": {"message": "from compat-matrix"}}
+        elif rule == "event.extra-field":
+            event = {**base, "type": "session.info",
+                     "data": {"infoType": "notification", "message": "from compat-matrix",
+                              UNKNOWN_FIELD: {"nested": True}}}
+        elif rule == "event.unknown-enum-value":
+            event = {**base, "type": "session.info",
+                     "data": {"infoType": UNKNOWN_ENUM_VALUE, "message": "from compat-matrix"}}
+        elif rule == "field.type-change":
+            event = {**base, "type": "session.info",
+                     "data": {"infoType": "notification", "message": {"text": "from compat-matrix"}}}
+        else:
+            raise ValueError(rule)
+        return {"sessionId": session_id, "event": event}
+
+
+class Transcript:
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as the relay)
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic()
+
+    def write(self, direction: str, frame: Frame | None, msg: Message | None, note: str = "") -> None:
+        entry: dict[str, Any] = {"t": round(time.monotonic() - self._t0, 4), "dir": direction}
+        if msg is not None:
+            entry["msg"] = msg
+        elif frame is not None:
+            entry["raw"] = frame.body[:4000].decode("utf-8", "replace")
+        if note:
+            entry["note"] = note
+        with self._lock:
+            self._file.write(json.dumps(entry, default=str) + "\n")
+            self._file.flush()
+
+
+def _pump(src: IO[bytes], dst: IO[bytes], on_frame: Callable[[Frame], list[bytes]]) -> None:
+    try:
+        while True:
+            frame = read_frame(src)
+            if frame is None:
+                break
+            for chunk in on_frame(frame):
+                dst.write(chunk)
+            dst.flush()
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            dst.close()
+        except OSError:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    config_path, sep, *cli = argv
+    if sep != "--" or not cli:
+        print("usage: shim.py CONFIG.json -- CLI ARGV...", file=sys.stderr)
+        return 2
+    with open(config_path, encoding="utf-8") as f:
+        config = json.load(f)
+    transcript = Transcript(config["transcript"])
+    mutator = Mutator(config.get("rule"))
+    transcript.write("shim", None, {"argv": cli, "rule": mutator.rule})
+    # The CLI's stderr is the SDK's: it reads it to explain a failed start.
+    child = subprocess.Popen(cli, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+
+    def forward_signal(signum: int, _frame: object) -> None:
+        child.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward_signal)
+    signal.signal(signal.SIGINT, forward_signal)
+
+    def from_sdk(frame: Frame) -> list[bytes]:
+        msg = frame.message()
+        if msg is not None:
+            mutator.seen_request(msg)
+        transcript.write("sdk->cli", frame, msg)
+        return [frame.raw]
+
+    def from_cli(frame: Frame) -> list[bytes]:
+        msg = frame.message()
+        transcript.write("cli->sdk", frame, msg)
+        out = mutator.to_sdk(msg) if msg is not None else None
+        if out is None:
+            return [frame.raw]
+        for m in out:
+            if m is not msg:
+                transcript.write("shim->sdk", None, m, note=mutator.rule or "")
+        return [encode(m) for m in out]
+
+    sdk_in = sys.stdin.buffer
+    sdk_out = sys.stdout.buffer
+    up = threading.Thread(target=_pump, args=(sdk_in, child.stdin, from_sdk), daemon=True)
+    down = threading.Thread(target=_pump, args=(child.stdout, sdk_out, from_cli), daemon=True)
+    up.start()
+    down.start()
+    code = child.wait()
+    down.join(timeout=5)
+    transcript.write("shim", None, {"cli_exit": code, "applied": mutator.applied})
+    os._exit(code if code >= 0 else 128 - code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,115 @@
+"""The shim's framing, relay and each mutation rule, on our own messages."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from matrix import shim
+from matrix.shim import RULES, Mutator, encode, read_frame
+
+
+def frames(*msgs: dict) -> io.BytesIO:
+    return io.BytesIO(b"".join(encode(m) for m in msgs))
+
+
+def test_read_frame_roundtrip_and_raw_bytes_kept() -> None:
+    raw = b'Content-Length: 17\r\nContent-Type: application/json\r\n\r\n{"jsonrpc":"2.0"}'
+    frame = read_frame(io.BytesIO(raw))
+    assert frame is not None and frame.raw == raw and frame.message() == {"jsonrpc": "2.0"}
+    stream = frames({"id": 1}, {"id": 2})
+    assert [read_frame(stream).message()["id"], read_frame(stream).message()["id"]] == [1, 2]  # type: ignore[union-attr]
+    assert read_frame(stream) is None
+
+
+def test_body_with_multibyte_characters_uses_byte_length() -> None:
+    msg = {"text": "héllo ✓"}
+    frame = read_frame(io.BytesIO(encode(msg)))
+    assert frame is not None and frame.message() == msg
+
+
+def test_no_rule_relays_unchanged() -> None:
+    m = Mutator(None)
+    m.seen_request({"id": 1, "method": "ping"})
+    assert m.to_sdk({"id": 1, "result": {"protocolVersion": 3}}) is None
+
+
+def handshake(rule: str, method: str = "connect") -> list[dict] | None:
+    m = Mutator(rule)
+    m.seen_request({"jsonrpc": "2.0", "id": 7, "method": method, "params": {}})
+    return m.to_sdk({"jsonrpc": "2.0", "id": 7, "result": {"protocolVersion": 3, "ok": True}})
+
+
+def test_result_extra_field_on_connect_ping_status() -> None:
+    for method in ("connect", "ping", "status.get"):
+        out = handshake("result.extra-field", method)
+        assert out is not None and shim.UNKNOWN_FIELD in out[0]["result"]
+        assert out[0]["result"]["protocolVersion"] == 3
+    assert handshake("result.extra-field", "session.create") is None
+
+
+def test_result_capabilities_added_to_handshake_only() -> None:
+    out = handshake("result.capabilities")
+    assert out is not None and out[0]["result"]["capabilities"] == [shim.UNKNOWN_CAPABILITY]
+    assert handshake("result.capabilities", "status.get") is None
+
+
+def test_unknown_notification_follows_the_handshake_once() -> None:
+    m = Mutator("notification.unknown-method")
+    m.seen_request({"id": 1, "method": "connect"})
+    out = m.to_sdk({"id": 1, "result": {}})
+    assert out is not None and out[1]["method"] == shim.UNKNOWN_METHOD and "id" not in out[1]
+    m.seen_request({"id": 2, "method": "ping"})
+    assert m.to_sdk({"id": 2, "result": {}}) is None
+
+
+@pytest.mark.parametrize("rule", [r.id for r in RULES.values() if r.needs_session])
+def test_event_rules_inject_after_session_create(rule: str) -> None:
+    m = Mutator(rule)
+    m.seen_request({"id": 3, "method": "session.create"})
+    out = m.to_sdk({"id": 3, "result": {"sessionId": "s-1"}})
+    assert out is not None and len(out) == 2
+    note = out[1]
+    assert note["method"] == "session.event" and note["params"]["sessionId"] == "s-1"
+    event = note["params"]["event"]
+    if rule == "event.unknown-type":
+        assert event["type"] == shim.UNKNOWN_EVENT_TYPE
+    elif rule == "event.extra-field":
+        assert shim.UNKNOWN_FIELD in event["data"]
+    elif rule == "event.unknown-enum-value":
+        assert event["data"]["infoType"] == shim.UNKNOWN_ENUM_VALUE
+    else:
+        assert not isinstance(event["data"]["message"], str)
+
+
+def test_unknown_rule_is_rejected_with_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="result.extra-field"):
+        Mutator("teleport")
+
+
+def test_relay_process_is_transparent_and_records(tmp_path: Path) -> None:
+    """The real shim script between us and an echo 'CLI': bytes come back unchanged and the
+    transcript holds both directions."""
+    echo = tmp_path / "echo.py"
+    echo.write_text(
+        "import sys\n"
+        "sys.path.insert(0, %r)\n"
+        "from matrix.shim import read_frame\n"
+        "while (f := read_frame(sys.stdin.buffer)) is not None:\n"
+        "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n" % str(Path(__file__).parent.parent))
+    config = tmp_path / "shim.json"
+    transcript = tmp_path / "t.jsonl"
+    config.write_text(json.dumps({"transcript": str(transcript), "rule": None}))
+    data = encode({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + encode({"jsonrpc": "2.0", "id": 2, "method": "x"})
+    res = subprocess.run([sys.executable, shim.__file__, str(config), "--", sys.executable, str(echo)],
+                         input=data, capture_output=True, timeout=30, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == data
+    entries = [json.loads(line) for line in transcript.read_text().splitlines()]
+    dirs = [e["dir"] for e in entries if e["dir"] != "shim"]
+    assert dirs.count("sdk->cli") == 2 and dirs.count("cli->sdk") == 2
