@@ -12,6 +12,7 @@ also imports this module for the rule catalogue and the framing, which the tests
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -127,7 +128,7 @@ class Mutator:
             self.applied.append(f"{method}: +{UNKNOWN_FIELD}")
             return [{**msg, "result": {**result, UNKNOWN_FIELD: {"nested": [1, "two", None]}}}]
         if rule == "result.capabilities" and method in HANDSHAKE_METHODS and isinstance(result, dict):
-            caps = list(result.get("capabilities") or []) + [UNKNOWN_CAPABILITY]
+            caps = [*(result.get("capabilities") or []), UNKNOWN_CAPABILITY]
             self.applied.append(f"{method}: capabilities={caps}")
             return [{**msg, "result": {**result, "capabilities": caps}}]
         if rule == "notification.unknown-method" and method in HANDSHAKE_METHODS and not self.injected:
@@ -203,10 +204,8 @@ def _pump(src: IO[bytes], dst: IO[bytes], on_frame: Callable[[Frame], list[bytes
     except (OSError, ValueError):
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             dst.close()
-        except OSError:
-            pass
 
 
 def main(argv: list[str]) -> int:

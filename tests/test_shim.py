@@ -88,7 +88,7 @@ def test_event_rules_inject_after_session_create(rule: str) -> None:
 
 
 def test_unknown_rule_is_rejected_with_the_valid_ones() -> None:
-    with pytest.raises(ValueError, match="result.extra-field"):
+    with pytest.raises(ValueError, match=r"result\.extra-field"):
         Mutator("teleport")
 
 
@@ -96,12 +96,13 @@ def test_relay_process_is_transparent_and_records(tmp_path: Path) -> None:
     """The real shim script between us and an echo 'CLI': bytes come back unchanged and the
     transcript holds both directions."""
     echo = tmp_path / "echo.py"
+    root = str(Path(__file__).parent.parent)
     echo.write_text(
         "import sys\n"
-        "sys.path.insert(0, %r)\n"
+        f"sys.path.insert(0, {root!r})\n"
         "from matrix.shim import read_frame\n"
         "while (f := read_frame(sys.stdin.buffer)) is not None:\n"
-        "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n" % str(Path(__file__).parent.parent))
+        "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n")
     config = tmp_path / "shim.json"
     transcript = tmp_path / "t.jsonl"
     config.write_text(json.dumps({"transcript": str(transcript), "rule": None}))
