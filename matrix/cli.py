@@ -23,7 +23,8 @@ from .planning import resolve
 from .products import FAMILIES
 from .registry import Discovery
 from .report import print_report, to_csv, to_json
-from .runner import Runner, pending
+from .runner import Cell, Runner, pending
+from .shim import RULES
 from .store import Row, Store, load_frame, save_releases
 from .versions import sort_key
 
@@ -88,31 +89,51 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         r.family: {"sdk": {x.version: x.released_at for x in r.sdk_releases if x.version in r.sdk_versions},
                    "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions}}
         for r in resolved})
-    cells = [c for r in resolved for c in r.cells()]
-    todo = pending(cells, existing, args.force)
-    console.print(f"{len(cells)} cells planned, {len(cells) - len(todo)} already measured by "
-                  f"harness {HARNESS_VERSION}, {len(todo)} to measure with {args.jobs or plan.run.jobs} jobs")
+    jobs = args.jobs or plan.run.jobs
     reaper = proc.Reaper()
     t0 = time.monotonic()
+    rows: list[Row] = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
-        task = progress.add_task("measuring", total=len(todo))
 
         def on_row(row: Row) -> None:
             colour = OUTCOME_INFO[Outcome(row.outcome)][0]
             first = (row.error_message or "").strip().splitlines()[:1]
+            what = f" {row.mutation:<27}" if row.mutation else ""
             progress.console.print(
-                f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}  "
-                f"[{colour}]{row.outcome:<13}[/] {row.seconds:6.1f}s  {(first[0] if first else '')[:90]}",
+                f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}{what}  "
+                f"[{colour}]{row.outcome:<14}[/] {row.seconds:6.1f}s  {(first[0] if first else '')[:90]}",
                 soft_wrap=True, highlight=False)
             progress.advance(task)
 
         runner = Runner(plan, store, cache_root(), reaper, on_row)
-        rows = runner.run(todo, args.jobs or plan.run.jobs)
+        # Handshake first: the tolerance cells are planned from its verdicts.
+        cells = [c for r in resolved for c in r.cells()]
+        todo = pending(cells, existing, args.force)
+        console.print(f"handshake: {len(cells)} cells planned, {len(cells) - len(todo)} already measured by "
+                      f"harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
+        task = progress.add_task("handshake", total=len(todo))
+        rows += runner.run(todo, jobs)
+        stored, _ = store.read()
+        tolerance: list[Cell] = []
+        for res in resolved:
+            planned, without = res.tolerance_cells(stored)
+            tolerance += planned
+            for sdk in without:
+                for rule in RULES:
+                    cell = Cell(res.family, sdk, "none", "tolerance", rule)
+                    if pending([cell], stored, args.force):
+                        rows.append(runner.not_applicable(
+                            cell, "no CLI version in the matrix is compatible with this SDK version"))
+        todo = pending(tolerance, stored, args.force)
+        if tolerance:
+            console.print(f"tolerance: {len(tolerance)} cells planned, {len(todo)} to measure")
+            task = progress.add_task("tolerance", total=len(todo))
+            rows += runner.run(todo, jobs)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
-    for r in rows:
-        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    for row in rows:
+        counts[row.outcome] = counts.get(row.outcome, 0) + 1
     console.print(f"measured {len(rows)} cells in {elapsed:.1f}s: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if runner.env_seconds:

@@ -9,7 +9,9 @@ from .errors import UserError
 from .products import FAMILIES
 from .registry import Discovery
 from .runner import Cell
-from .versions import Release, apply_selection
+from .shim import RULES
+from .store import Row
+from .versions import Release, apply_selection, sort_key
 
 __all__ = ["Resolved", "resolve"]
 
@@ -24,8 +26,28 @@ class Resolved:
     cli_releases: list[Release]
 
     def cells(self) -> list[Cell]:
-        return [Cell(self.family, s, c, p) for p in self.probes
-                for s in self.sdk_versions for c in self.cli_versions]
+        """The handshake cells. Tolerance cells depend on their results: ``tolerance_cells``."""
+        if "handshake" not in self.probes:
+            return []
+        return [Cell(self.family, s, c, "handshake") for s in self.sdk_versions for c in self.cli_versions]
+
+    def tolerance_cells(self, rows: list[Row]) -> tuple[list[Cell], list[str]]:
+        """One cell per SDK version and rule, against the newest CLI that SDK version was
+        measured compatible with; and the SDK versions that have none."""
+        if "tolerance" not in self.probes:
+            return [], []
+        works: dict[str, list[str]] = {}
+        for r in rows:
+            if r.family == self.family and r.probe == "handshake" and r.outcome == "compatible":
+                works.setdefault(r.sdk_version, []).append(r.cli_version)
+        cells, without = [], []
+        for sdk in self.sdk_versions:
+            if sdk not in works:
+                without.append(sdk)
+                continue
+            newest = max(works[sdk], key=sort_key)
+            cells += [Cell(self.family, sdk, newest, "tolerance", rule) for rule in RULES]
+        return cells, without
 
 
 def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,

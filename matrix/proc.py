@@ -179,10 +179,15 @@ def _sweep(pgid: int, marker: str | None, grace: float) -> tuple[str, ...]:
         _signal_pid(pid, signal.SIGKILL)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and (
-        _group_members(pgid) or (marker and find_marked(marker))
+        _group_members(pgid) or any(_alive(pid) for pid, _ in left) or (marker and find_marked(marker))
     ):
         time.sleep(0.05)
     return tuple(cmd for _, cmd in left)
+
+
+def _alive(pid: int) -> bool:
+    st = _stat(Path(f"/proc/{pid}"))
+    return st is not None and st[0] != "Z"
 
 
 def _read(f: IO[bytes]) -> str:

@@ -48,6 +48,7 @@ class AgentReport:
     launched: list[str] = field(default_factory=list)
     warnings: tuple[str, ...] = ()
     harness_error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # probe-specific observations
 
     def step(self, name: str) -> Step | None:
         return next((s for s in self.steps if s.name == name), None)
@@ -59,6 +60,10 @@ def _error(raw: Any) -> ErrorInfo | None:
     return ErrorInfo(type=str(raw.get("type", "")), message=str(raw.get("message", "")),
                      module=str(raw.get("module", "")), traceback=str(raw.get("traceback", "")),
                      timeout=bool(raw.get("timeout", False)))
+
+
+_KNOWN = {"schema", "steps", "sdk_name", "sdk_version", "declared", "api", "negotiated_protocol",
+          "observed_cli_version", "launched", "warnings", "harness_error"}
 
 
 def parse_report(stdout: str) -> AgentReport | None:
@@ -87,6 +92,7 @@ def parse_report(stdout: str) -> AgentReport | None:
             launched=list(data.get("launched") or []),
             warnings=tuple(str(w) for w in data.get("warnings") or ()),
             harness_error=data.get("harness_error"),
+            extra={k: v for k, v in data.items() if k not in _KNOWN},
         )
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

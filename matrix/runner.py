@@ -26,6 +26,7 @@ from .envs import Environment, NpmPrefix, UvVenv, evict, make_env, with_retries
 from .errors import InfraError, UninstallableError
 from .outcomes import Outcome
 from .probes.handshake import HandshakeCell, run_python_handshake
+from .probes.tolerance import run_python_tolerance
 from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
 from .sandbox import install_env
@@ -151,13 +152,17 @@ class Runner:
 
     # -- cells ----------------------------------------------------------------------------
 
-    def _infra_row(self, cell: Cell, outcome: Outcome, side: str, err: Exception) -> Row:
+    def _infra_row(self, cell: Cell, outcome: Outcome, side: str, err: Exception | str) -> Row:
+        message = f"{side}: {err}" if side else str(err)
         return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
                    probe=cell.probe, mutation=cell.mutation, outcome=str(outcome),
-                   error_type=type(err).__name__, error_message=f"{side}: {err}",
-                   detail={"side": side}, harness_version=HARNESS_VERSION,
-                   measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   error_type=type(err).__name__ if isinstance(err, Exception) else None,
+                   error_message=message, detail={"side": side} if side else {},
+                   harness_version=HARNESS_VERSION, measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
                    host=socket.gethostname())
+
+    def not_applicable(self, cell: Cell, reason: str) -> Row:
+        return self._record(self._infra_row(cell, Outcome.NOT_APPLICABLE, "", reason))
 
     def measure(self, cell: Cell) -> Row | None:
         if self.reaper.cancelled:
@@ -181,12 +186,14 @@ class Runner:
                     raise InfraError(cell.label(), "an environment was removed while in use; rerun")
                 cli = self._cli(cli_env)
                 runtime = cli.runtime or self._runtimes()[-1].get()
-                row = run_python_handshake(
-                    HandshakeCell(cell.family, cell.sdk_version, cell.cli_version,
-                                  self.plan.timeouts.probe, self.plan.timeouts.call,
-                                  self.plan.timeouts.stop_grace,
-                                  self.scratch, use_shim=self.through_shim),
-                    sdk, cli, runtime, self.reaper)
+                hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
+                                   self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
+                                   use_shim=self.through_shim)
+                if cell.probe == "tolerance":
+                    row = run_python_tolerance(hs, cell.mutation, sdk, cli, runtime, self.store.directory,
+                                               self.reaper)
+                else:
+                    row = run_python_handshake(hs, sdk, cli, runtime, self.reaper)
         except InfraError as err:
             return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
         if self.reaper.cancelled:

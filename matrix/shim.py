@@ -42,6 +42,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "An unknown field in the connect, ping and status.get results."),
     Rule("result.capabilities", "result",
          "An unknown capabilities list added to the handshake result."),
+    Rule("result.unknown-enum-value", "result",
+         "An unknown value in an enum list of the handshake result (connect's taskKinds)."),
     Rule("notification.unknown-method", "notification",
          "A notification with a method the SDK has never heard of, right after the handshake."),
     Rule("event.unknown-type", "event",
@@ -56,11 +58,15 @@ RULES: dict[str, Rule] = {r.id: r for r in (
 
 HANDSHAKE_METHODS = ("connect", "ping")
 RESULT_METHODS = ("connect", "ping", "status.get")
+ENUM_LISTS = ("taskKinds",)  # enum-valued lists the CLI sends in its handshake result
 UNKNOWN_FIELD = "compatMatrixUnknownField"
 UNKNOWN_CAPABILITY = "compat-matrix.unknown-capability"
 UNKNOWN_METHOD = "compatMatrix.unknownNotification"
 UNKNOWN_EVENT_TYPE = "compat_matrix.unknown_event"
 UNKNOWN_ENUM_VALUE = "compat_matrix_unknown_value"
+MUTATED_EVENT_ID = "00000000-0000-4000-8000-00000000c0de"
+CANARY_EVENT_ID = "00000000-0000-4000-8000-00000000ca9a"
+EVENT_DELAY = 1.0
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,7 @@ class Mutator:
         self.methods: dict[Any, str] = {}  # request id -> method, from the SDK's requests
         self.injected = False
         self.applied: list[str] = []
+        self.later: list[tuple[float, Message]] = []  # (delay seconds, message) to send later
 
     def seen_request(self, msg: Message) -> None:
         if "method" in msg and "id" in msg:
@@ -131,6 +138,12 @@ class Mutator:
             caps = [*(result.get("capabilities") or []), UNKNOWN_CAPABILITY]
             self.applied.append(f"{method}: capabilities={caps}")
             return [{**msg, "result": {**result, "capabilities": caps}}]
+        if rule == "result.unknown-enum-value" and method in HANDSHAKE_METHODS and isinstance(result, dict):
+            enums = {k: v for k, v in result.items() if k in ENUM_LISTS and isinstance(v, list)}
+            if not enums:
+                return None  # this CLI's handshake result has no enum to extend
+            self.applied.append(f"{method}: {', '.join(enums)} += {UNKNOWN_ENUM_VALUE}")
+            return [{**msg, "result": {**result, **{k: [*v, UNKNOWN_ENUM_VALUE] for k, v in enums.items()}}}]
         if rule == "notification.unknown-method" and method in HANDSHAKE_METHODS and not self.injected:
             self.injected = True
             self.applied.append(f"after {method}: {UNKNOWN_METHOD}")
@@ -140,6 +153,9 @@ class Mutator:
         return None
 
     def _event(self, msg: Message, rule: str, method: str | None) -> list[Message] | None:
+        """After session.create's result, schedule the mutated event and then a canary (a
+        well-formed event every generation delivers). The delay matters: 0.1.x SDKs register
+        the session only after the result arrives."""
         if method == "session.create" and isinstance(msg.get("result"), dict) and not self.injected:
             session_id = msg["result"].get("sessionId")
             if session_id is None:
@@ -147,30 +163,35 @@ class Mutator:
             self.injected = True
             event = self.event_for(rule, str(session_id))
             self.applied.append(f"after session.create: session.event {event['event']['type']}")
-            return [msg, {"jsonrpc": "2.0", "method": "session.event", "params": event}]
+            self.later = [(EVENT_DELAY, _note(event)), (EVENT_DELAY + 0.5, _note(canary(str(session_id))))]
         return None
 
     @staticmethod
     def event_for(rule: str, session_id: str) -> Message:
-        """A session.event notification for ``rule``. The known-type variants start from a
-        well-formed event every SDK generation names (session.info with a message)."""
-        base: Message = {"id": "00000000-0000-4000-8000-00000000c0de",
-                         "timestamp": "2026-01-01T00:00:00.000Z", "parentId": None}
+        base: Message = {"id": MUTATED_EVENT_ID, "timestamp": "2026-01-01T00:00:00.000Z", "parentId": None}
         if rule == "event.unknown-type":
-            event = {**base, "type": UNKNOWN_EVENT_TYPE, "data": {"message": "from compat-matrix"}}
+            event = {**base, "type": UNKNOWN_EVENT_TYPE, "data": {"compatMatrixProbe": 1}}
         elif rule == "event.extra-field":
-            event = {**base, "type": "session.info",
-                     "data": {"infoType": "notification", "message": "from compat-matrix",
-                              UNKNOWN_FIELD: {"nested": True}}}
+            event = {**base, "type": "session.info", UNKNOWN_FIELD: True,
+                     "data": {"infoType": "compat-matrix", "message": "extra-field", UNKNOWN_FIELD: {"n": 1}}}
         elif rule == "event.unknown-enum-value":
-            event = {**base, "type": "session.info",
-                     "data": {"infoType": UNKNOWN_ENUM_VALUE, "message": "from compat-matrix"}}
+            event = {**base, "type": "system.message", "data": {"content": "enum", "role": UNKNOWN_ENUM_VALUE}}
         elif rule == "field.type-change":
-            event = {**base, "type": "session.info",
-                     "data": {"infoType": "notification", "message": {"text": "from compat-matrix"}}}
+            event = {**base, "type": "system.message", "data": {"content": "type-change", "role": "system",
+                                                                 "name": 42}}
         else:
             raise ValueError(rule)
         return {"sessionId": session_id, "event": event}
+
+
+def canary(session_id: str) -> Message:
+    return {"sessionId": session_id, "event": {
+        "id": CANARY_EVENT_ID, "timestamp": "2026-01-01T00:00:00.000Z", "parentId": None,
+        "type": "session.info", "data": {"infoType": "compat-matrix", "message": "canary"}}}
+
+
+def _note(params: Message) -> Message:
+    return {"jsonrpc": "2.0", "method": "session.event", "params": params}
 
 
 class Transcript:
@@ -192,15 +213,19 @@ class Transcript:
             self._file.flush()
 
 
-def _pump(src: IO[bytes], dst: IO[bytes], on_frame: Callable[[Frame], list[bytes]]) -> None:
+def _pump(src: IO[bytes], dst: IO[bytes], on_frame: Callable[[Frame], list[bytes]],
+          lock: threading.Lock | None = None) -> None:
+    lock = lock or threading.Lock()
     try:
         while True:
             frame = read_frame(src)
             if frame is None:
                 break
-            for chunk in on_frame(frame):
-                dst.write(chunk)
-            dst.flush()
+            chunks = on_frame(frame)
+            with lock:
+                for chunk in chunks:
+                    dst.write(chunk)
+                dst.flush()
     except (OSError, ValueError):
         pass
     finally:
@@ -235,26 +260,41 @@ def main(argv: list[str]) -> int:
         transcript.write("sdk->cli", frame, msg)
         return [frame.raw]
 
+    sdk_in = sys.stdin.buffer
+    sdk_out = sys.stdout.buffer
+    write_lock = threading.Lock()
+
+    def send_later(msg: Message) -> None:
+        transcript.write("shim->sdk", None, msg, note=mutator.rule or "")
+        with write_lock, contextlib.suppress(OSError, ValueError):
+            sdk_out.write(encode(msg))
+            sdk_out.flush()
+
     def from_cli(frame: Frame) -> list[bytes]:
         msg = frame.message()
         transcript.write("cli->sdk", frame, msg)
+        before = len(mutator.applied)
         out = mutator.to_sdk(msg) if msg is not None else None
+        if len(mutator.applied) > before:  # written at once: the relay may be killed any time after
+            transcript.write("shim", None, {"applied": mutator.applied[before:]})
+        for delay, later in mutator.later:
+            timer = threading.Timer(delay, send_later, args=(later,))
+            timer.daemon = True
+            timer.start()
+        mutator.later = []
         if out is None:
             return [frame.raw]
         for m in out:
             if m is not msg:
                 transcript.write("shim->sdk", None, m, note=mutator.rule or "")
         return [encode(m) for m in out]
-
-    sdk_in = sys.stdin.buffer
-    sdk_out = sys.stdout.buffer
     up = threading.Thread(target=_pump, args=(sdk_in, child.stdin, from_sdk), daemon=True)
-    down = threading.Thread(target=_pump, args=(child.stdout, sdk_out, from_cli), daemon=True)
+    down = threading.Thread(target=_pump, args=(child.stdout, sdk_out, from_cli, write_lock), daemon=True)
     up.start()
     down.start()
     code = child.wait()
     down.join(timeout=5)
-    transcript.write("shim", None, {"cli_exit": code, "applied": mutator.applied})
+    transcript.write("shim", None, {"cli_exit": code})
     os._exit(code if code >= 0 else 128 - code)
 
 

@@ -69,22 +69,33 @@ def test_unknown_notification_follows_the_handshake_once() -> None:
 
 
 @pytest.mark.parametrize("rule", [r.id for r in RULES.values() if r.needs_session])
-def test_event_rules_inject_after_session_create(rule: str) -> None:
+def test_event_rules_schedule_the_event_then_a_canary_after_session_create(rule: str) -> None:
     m = Mutator(rule)
     m.seen_request({"id": 3, "method": "session.create"})
-    out = m.to_sdk({"id": 3, "result": {"sessionId": "s-1"}})
-    assert out is not None and len(out) == 2
-    note = out[1]
-    assert note["method"] == "session.event" and note["params"]["sessionId"] == "s-1"
-    event = note["params"]["event"]
+    assert m.to_sdk({"id": 3, "result": {"sessionId": "s-1"}}) is None  # the result itself is relayed as is
+    (d1, first), (d2, second) = m.later
+    assert 0 < d1 < d2
+    assert first["method"] == second["method"] == "session.event"
+    event = first["params"]["event"]
+    assert first["params"]["sessionId"] == "s-1" and event["id"] == shim.MUTATED_EVENT_ID
+    assert second["params"]["event"]["id"] == shim.CANARY_EVENT_ID
     if rule == "event.unknown-type":
         assert event["type"] == shim.UNKNOWN_EVENT_TYPE
     elif rule == "event.extra-field":
-        assert shim.UNKNOWN_FIELD in event["data"]
+        assert shim.UNKNOWN_FIELD in event["data"] and event["type"] == "session.info"
     elif rule == "event.unknown-enum-value":
-        assert event["data"]["infoType"] == shim.UNKNOWN_ENUM_VALUE
+        assert event["data"]["role"] == shim.UNKNOWN_ENUM_VALUE
     else:
-        assert not isinstance(event["data"]["message"], str)
+        assert event["data"]["name"] == 42
+
+
+def test_unknown_enum_value_extends_enum_lists_only_when_present() -> None:
+    m = Mutator("result.unknown-enum-value")
+    m.seen_request({"id": 1, "method": "connect"})
+    out = m.to_sdk({"id": 1, "result": {"ok": True, "taskKinds": ["agent", "shell"]}})
+    assert out is not None and out[0]["result"]["taskKinds"] == ["agent", "shell", shim.UNKNOWN_ENUM_VALUE]
+    m.seen_request({"id": 2, "method": "connect"})
+    assert m.to_sdk({"id": 2, "result": {"ok": True}}) is None and len(m.applied) == 1
 
 
 def test_unknown_rule_is_rejected_with_the_valid_ones() -> None:
