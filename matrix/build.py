@@ -75,7 +75,7 @@ def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool 
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
     data = SiteData(frame=frame, releases=load_releases(results), generated_at=generated_at)
-    pages = write_pages(data, docs)
+    pages = write_pages(data, docs, results)
     _heatmaps(frame, docs / "assets")
     _data_twin(frame, docs / "data", generated_at)
     executed = render_notebooks(root / "notebooks", results, docs / "notebooks", cache / "notebooks")

@@ -125,11 +125,13 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                     if pending([cell], stored, args.force):
                         rows.append(runner.not_applicable(
                             cell, "no CLI version in the matrix is compatible with this SDK version"))
-        todo = pending(tolerance, stored, args.force)
-        if tolerance:
-            console.print(f"tolerance: {len(tolerance)} cells planned, {len(todo)} to measure")
-            task = progress.add_task("tolerance", total=len(todo))
-            rows += runner.run(todo, jobs)
+        for name, planned_cells in (("tolerance", tolerance),
+                                    ("contract", [c for res in resolved for c in res.contract_cells(stored)])):
+            todo = pending(planned_cells, stored, args.force)
+            if planned_cells:
+                console.print(f"{name}: {len(planned_cells)} cells planned, {len(todo)} to measure")
+                task = progress.add_task(name, total=len(todo))
+                rows += runner.run(todo, jobs)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:

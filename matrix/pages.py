@@ -148,6 +148,8 @@ compat-matrix {esc(__version__)}</p>
 ## Where to go
 
 - [The matrices](matrix/index.md): heatmap and every row, sortable and filterable.
+- [Tolerance](tolerance/index.md): what each SDK version does with unknown fields, event types and
+  enum values, with the transcript of every check; and the failure contract after a failed handshake.
 - [Versions](versions/index.md): one page per SDK and per CLI version.
 - [Pin guide](pins.md): copy-paste version ranges that were measured to work.
 - [Notebooks](notebooks/index.md): analyses executed against these results at build time.
@@ -333,7 +335,7 @@ def pins_page(data: SiteData) -> str:
     return "\n".join(lines)
 
 
-def write_pages(data: SiteData, docs: Path) -> list[Path]:
+def write_pages(data: SiteData, docs: Path, results: Path | None = None) -> list[Path]:
     """Write every generated page under ``docs``; returns the files written."""
     written: list[Path] = []
 
@@ -353,9 +355,13 @@ def write_pages(data: SiteData, docs: Path) -> list[Path]:
             put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
     put("versions/index.md", versions_index(data))
     put("pins.md", pins_page(data))
+    from .tolerance_pages import tolerance_pages
+
+    for rel, text in tolerance_pages(data.frame, results or docs).items():
+        put(rel, text)
     # Pages of versions no longer in the results must not stay published.
     keep = set(written)
-    for folder in ("matrix", "versions"):
+    for folder in ("matrix", "versions", "tolerance"):
         for stale in (docs / folder).rglob("*.md"):
             if stale not in keep:
                 stale.unlink()

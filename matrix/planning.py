@@ -31,6 +31,19 @@ class Resolved:
             return []
         return [Cell(self.family, s, c, "handshake") for s in self.sdk_versions for c in self.cli_versions]
 
+    def contract_cells(self, rows: list[Row]) -> list[Cell]:
+        """One cell per SDK version: the newest CLI its handshake failed against as it should
+        (refused or launch-failed), to check what the SDK leaves behind."""
+        if "contract" not in self.probes:
+            return []
+        failed: dict[str, list[str]] = {}
+        for r in rows:
+            if (r.family == self.family and r.probe == "handshake" and r.outcome in ("refused", "launch-failed")
+                    and r.cli_version in self.cli_versions):
+                failed.setdefault(r.sdk_version, []).append(r.cli_version)
+        return [Cell(self.family, sdk, max(failed[sdk], key=sort_key), "contract")
+                for sdk in self.sdk_versions if sdk in failed]
+
     def tolerance_cells(self, rows: list[Row]) -> tuple[list[Cell], list[str]]:
         """One cell per SDK version and rule, against the newest CLI that SDK version was
         measured compatible with; and the SDK versions that have none."""
@@ -38,7 +51,8 @@ class Resolved:
             return [], []
         works: dict[str, list[str]] = {}
         for r in rows:
-            if r.family == self.family and r.probe == "handshake" and r.outcome == "compatible":
+            if (r.family == self.family and r.probe == "handshake" and r.outcome == "compatible"
+                    and r.cli_version in self.cli_versions):
                 works.setdefault(r.sdk_version, []).append(r.cli_version)
         cells, without = [], []
         for sdk in self.sdk_versions:

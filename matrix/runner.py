@@ -25,6 +25,7 @@ from .config import Plan
 from .envs import Environment, NpmPrefix, UvVenv, evict, make_env, with_retries
 from .errors import InfraError, UninstallableError
 from .outcomes import Outcome
+from .probes.contract import run_python_contract
 from .probes.handshake import HandshakeCell, run_python_handshake
 from .probes.tolerance import run_python_tolerance
 from .products import FAMILIES
@@ -189,7 +190,9 @@ class Runner:
                 hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
                                    self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
                                    use_shim=self.through_shim)
-                if cell.probe == "tolerance":
+                if cell.probe == "contract":
+                    row = run_python_contract(hs, sdk, cli, runtime, self.reaper)
+                elif cell.probe == "tolerance":
                     row = run_python_tolerance(hs, cell.mutation, sdk, cli, runtime, self.store.directory,
                                                self.reaper)
                 else:

@@ -19,8 +19,11 @@ from . import AGENTS_DIR
 
 __all__ = ["AgentRun", "run_agent"]
 
-# Where CLIs keep their own unpacked package and logs: not "files the cell wrote".
-_CLI_OWN = (".copilot/pkg", ".copilot/logs", ".cache/copilot", ".local/state/copilot")
+# Where CLI releases unpack their own package and write logs (it moved between releases,
+# and follows XDG_STATE_HOME / XDG_CONFIG_HOME / XDG_CACHE_HOME in some): the CLI's own
+# cache, not "files the cell wrote". Config, locks and ids written there still count.
+_CLI_OWN = (".copilot/pkg", ".copilot/logs", ".cache/copilot/pkg", ".local/state/.copilot/pkg",
+            ".config/.copilot/logs", ".local/state/copilot")
 _HOME_LIST_LIMIT = 200
 
 

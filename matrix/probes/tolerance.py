@@ -17,7 +17,8 @@ __all__ = ["run_python_tolerance", "transcript_path"]
 
 
 def transcript_path(results: Path, family: str, sdk: str, cli: str, rule: str) -> Path:
-    return results / "transcripts" / family / f"sdk-{sdk}" / f"cli-{cli}" / f"{rule}.jsonl"
+    # Absolute: the shim that writes it runs with the sandbox as its working directory.
+    return results.absolute() / "transcripts" / family / f"sdk-{sdk}" / f"cli-{cli}" / f"{rule}.jsonl"
 
 
 def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliInstall, runtime: Runtime,
@@ -29,5 +30,5 @@ def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliI
     verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript))
     observed = run.report.extra.get("observed") if run.report else None
     return build_row(replace(cell, transcript=transcript), "tolerance", rule, run, verdict, runtime, cli,
-                     extra={"transcript": str(transcript.relative_to(results)), "observed": observed,
+                     extra={"transcript": str(transcript.relative_to(results.absolute())), "observed": observed,
                             "loop_errors": (run.report.extra.get("loop_errors") or [])[:10] if run.report else []})

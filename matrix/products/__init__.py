@@ -27,7 +27,7 @@ FAMILIES: dict[str, Family] = {
             sdk_package="github-copilot-sdk",
             cli_ecosystem="npm",
             cli_package="@github/copilot",
-            probes=("handshake", "tolerance"),
+            probes=("handshake", "tolerance", "contract"),
             description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
         ),
     )

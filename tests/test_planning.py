@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from matrix.planning import Resolved
+from matrix.probes.contract import judge
+from matrix.shim import RULES
+from matrix.store import Row
+
+
+def row(sdk: str, cli: str, outcome: str) -> Row:
+    return Row(family="copilot-python", sdk_version=sdk, cli_version=cli, probe="handshake", outcome=outcome)
+
+
+RESOLVED = Resolved("copilot-python", ["0.1", "0.2", "0.3"], ["1.0.2", "1.0.10", "1.0.11"],
+                    ["handshake", "tolerance", "contract"], [], [])
+ROWS = [row("0.1", "1.0.2", "compatible"), row("0.1", "1.0.10", "compatible"), row("0.1", "1.0.11", "refused"),
+        row("0.2", "1.0.2", "launch-failed"), row("0.2", "1.0.10", "hang"), row("0.3", "1.0.2", "refused"),
+        row("0.3", "1.0.10", "launch-failed"), row("0.3", "1.0.11", "compatible"),
+        row("0.3", "9.9.9", "compatible")]  # a CLI outside this selection is not a candidate
+
+
+def test_tolerance_runs_against_the_newest_compatible_cli_in_the_selection() -> None:
+    cells, without = RESOLVED.tolerance_cells(ROWS)
+    targets = {(c.sdk_version, c.cli_version) for c in cells}
+    assert targets == {("0.1", "1.0.10"), ("0.3", "1.0.11")}
+    assert without == ["0.2"]
+    assert len(cells) == 2 * len(RULES)
+
+
+def test_contract_runs_against_the_newest_refused_or_launch_failed_cli() -> None:
+    assert {(c.sdk_version, c.cli_version) for c in RESOLVED.contract_cells(ROWS)} == {
+        ("0.1", "1.0.11"), ("0.2", "1.0.2"), ("0.3", "1.0.10")}
+
+
+def test_probes_not_selected_plan_nothing() -> None:
+    only = Resolved("copilot-python", ["0.1"], ["1.0.2"], ["handshake"], [], [])
+    assert only.tolerance_cells(ROWS) == ([], []) and only.contract_cells(ROWS) == []
+
+
+def test_contract_judgement() -> None:
+    kept = judge({"queued_call": {"ok": False, "error": "x"}, "queued_settled_after_start_s": 0.1,
+                  "cli_alive_after_failure": []}, [], [])
+    assert kept["cli_terminated"] and kept["queued_call_rejected"] and kept["no_files_written"]
+    broken = judge({"queued_call": {"ok": True}, "queued_settled_after_start_s": 0.0,
+                    "cli_alive_after_failure": ["node copilot"]}, ["node copilot"], [".copilot/config.json"])
+    assert not broken["cli_terminated"] and not broken["queued_call_rejected"] and not broken["no_files_written"]
+    slow = judge({"queued_call": {"ok": False}, "queued_settled_after_start_s": 9.0}, [], [])
+    assert not slow["queued_call_rejected"]

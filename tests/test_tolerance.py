@@ -1,0 +1,90 @@
+"""Tolerance classification from agent observations shaped as the real agent reports them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from matrix.outcomes import Outcome
+from matrix.proc import Result
+from matrix.report_schema import AGENT_REPORT_PREFIX, parse_report
+from matrix.tolerance import classify_tolerance, shim_applied
+
+LOOP_ERROR = ("Exception in callback CopilotClient._connect_via_stdio.<locals>.handle_notification"
+              "('session.event', {...}): ValueError(\"'compat_matrix.unknown_event' is not a valid SessionEventType\")")
+OK_STEPS = [{"name": "import", "ok": True}, {"name": "construct", "ok": True}, {"name": "start", "ok": True},
+            {"name": "create_session", "ok": True}, {"name": "ping", "ok": True}, {"name": "stop", "ok": True}]
+
+
+def event(type_: str, **kw: object) -> dict:
+    return {"type": type_, "raw_type": None, "id": "00000000-0000-4000-8000-00000000c0de", "data_class": "Data",
+            "message": None, "role": None, "name": None, "has_unknown_field": False, "has_unknown_value": False,
+            **kw}
+
+
+def outcome(rule: str, observed: dict, loop_errors: list[str] | None = None, steps: list[dict] | None = None,
+            applied: list[str] | None = None, timed_out: bool = False) -> Outcome:
+    doc = {"schema": 1, "steps": steps or OK_STEPS, "observed": observed, "loop_errors": loop_errors or []}
+    stdout = AGENT_REPORT_PREFIX + json.dumps(doc)
+    res = Result(("python",), None if timed_out else 0, stdout, "", 0.0, 1.0, timed_out)
+    return classify_tolerance(parse_report(stdout), res, rule, ["x"] if applied is None else applied).outcome
+
+
+def test_unknown_type_surfaced_when_delivered_as_unknown() -> None:
+    seen = {"canary": True, "mutated": event("unknown", raw_type="compat_matrix.unknown_event")}
+    assert outcome("event.unknown-type", seen) == Outcome.SURFACED
+
+
+def test_unknown_type_lost_with_decode_error_evidence() -> None:
+    assert outcome("event.unknown-type", {"canary": True, "mutated": None}, [LOOP_ERROR]) == Outcome.LOST
+
+
+def test_unknown_type_ignored_when_dropped_silently() -> None:
+    assert outcome("event.unknown-type", {"canary": True, "mutated": None}) == Outcome.IGNORED
+
+
+def test_events_that_stop_after_the_mutation_are_fatal() -> None:
+    assert outcome("event.extra-field", {"canary": False, "mutated": None}) == Outcome.FATAL
+
+
+@pytest.mark.parametrize(("rule", "delivered", "expected"), [
+    ("event.extra-field", event("session.info"), Outcome.IGNORED),
+    ("event.extra-field", event("session.info", has_unknown_field=True), Outcome.SURFACED),
+    ("event.extra-field", event("unknown"), Outcome.DOWNGRADED),
+    ("event.unknown-enum-value", event("system.message", has_unknown_value=True), Outcome.SURFACED),
+    ("event.unknown-enum-value", event("system.message"), Outcome.IGNORED),
+    ("event.unknown-enum-value", None, Outcome.LOST),
+    ("field.type-change", event("system.message", name=42), Outcome.SURFACED),
+    ("field.type-change", event("system.message"), Outcome.IGNORED),
+])
+def test_known_type_rules(rule: str, delivered: dict | None, expected: Outcome) -> None:
+    assert outcome(rule, {"canary": True, "mutated": delivered}) == expected
+
+
+def test_result_rules() -> None:
+    assert outcome("result.extra-field", {"ping_unknown_field": True}) == Outcome.SURFACED
+    assert outcome("result.extra-field", {"ping_unknown_field": False}) == Outcome.IGNORED
+    assert outcome("result.capabilities", {"client_has_unknown_capability": True}) == Outcome.SURFACED
+
+
+def test_start_failing_on_the_mutation_is_fatal() -> None:
+    steps = [*OK_STEPS[:2], {"name": "start", "ok": False, "error": {"type": "AssertionError", "message": ""}}]
+    assert outcome("result.unknown-enum-value", {}, steps=steps) == Outcome.FATAL
+
+
+def test_rule_with_nothing_to_mutate_is_not_applicable() -> None:
+    assert outcome("result.unknown-enum-value", {}, applied=[]) == Outcome.NOT_APPLICABLE
+
+
+def test_deadline_is_a_hang_never_a_pass() -> None:
+    assert outcome("event.unknown-type", {}, timed_out=True) == Outcome.HANG
+
+
+def test_shim_applied_reads_each_line_and_survives_a_torn_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"dir": "shim", "msg": {"argv": []}}\n{"dir": "shim", "msg": {"applied": ["a"]}}\n'
+                    '{"dir": "cli->sdk", "msg": {}}\n{"dir": "shim", "msg": {"appl')
+    assert shim_applied(path) == ["a"]
+    assert shim_applied(tmp_path / "missing.jsonl") is None
