@@ -160,7 +160,12 @@ compat-matrix {esc(__version__)}</p>
 def matrix_page(data: SiteData, family: str) -> str:
     sub = handshake(data.frame, family)
     sdks, clis = sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])
-    return f"""# {family}: handshake matrix
+    return f"""---
+hide:
+  - toc
+---
+
+# {family}: handshake matrix
 
 {esc(FAMILIES[family].description) if family in FAMILIES else ""}. {len(sdks)} SDK versions ×
 {len(clis)} CLI versions, {len(sub)} cells. The number in a cell is the negotiated protocol

@@ -26,7 +26,7 @@ def _cell_slug(sdk: str, rule: str) -> str:
 def matrix_page(frame: pd.DataFrame, family: str) -> str:
     sub = frame[(frame["probe"] == "tolerance") & (frame["family"] == family)]
     rules = [r for r in RULES if r in set(sub["mutation"])]
-    lines = [f"# {family}: additive tolerance", "",
+    lines = ["---", "hide:", "  - toc", "---", "", f"# {family}: additive tolerance", "",
              "Each SDK version is started against the newest CLI version it was measured `compatible` with; a "
              "transparent shim between them applies one rule. A cell links to the transcript of that run.", "",
              "| rule | category | what the shim does |", "|---|---|---|"]

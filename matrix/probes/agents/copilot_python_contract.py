@@ -42,13 +42,8 @@ def children_alive():
 
 async def main(cfg):
     t = float(cfg.get("step_timeout", 30))
-    import copilot
-
-    report["steps"].append({"name": "import", "ok": True})
-    try:
-        client = base.construct(copilot, cfg["cli_path"], "error", False)
-    except (LookupError, TypeError) as exc:
-        report["harness_error"] = f"could not construct the client: {type(exc).__name__}: {exc}"
+    client = base.client_for(cfg)
+    if client is None:
         return
     contract = report.setdefault("contract", {})
     t0 = time.monotonic()

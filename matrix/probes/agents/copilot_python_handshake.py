@@ -160,6 +160,25 @@ def construct(copilot, cli_path, log_level, no_login):
     raise LookupError(f"unrecognised CopilotClient signature {list(params)}")
 
 
+def client_for(cfg):
+    """Import the SDK and build its client for the probes that follow a handshake known to
+    import and construct (tolerance, contract). None, with harness_error set, if we could
+    not drive this version's constructor."""
+    import importlib.metadata
+
+    import copilot
+
+    report["sdk_version"] = importlib.metadata.version(DIST)
+    report["steps"].append({"name": "import", "ok": True})
+    try:
+        client = construct(copilot, cfg["cli_path"], cfg.get("log_level", "error"), bool(cfg.get("no_login")))
+    except (LookupError, TypeError) as exc:
+        report["harness_error"] = f"could not construct the client: {type(exc).__name__}: {exc}"
+        return None
+    report["steps"].append({"name": "construct", "ok": True})
+    return client
+
+
 async def main(cfg):
     cli_path = cfg["cli_path"]
     t = float(cfg.get("step_timeout", 30))

@@ -115,16 +115,9 @@ async def main(cfg):
     report["loop_errors"] = []
     loop.set_exception_handler(lambda _l, ctx: report["loop_errors"].append(
         f"{ctx.get('message')}: {ctx.get('exception')!r}"[:1500]))
-    import copilot
-
-    report["sdk_version"] = __import__("importlib.metadata").metadata.version("github-copilot-sdk")
-    report["steps"].append({"name": "import", "ok": True})
-    try:
-        client = base.construct(copilot, cfg["cli_path"], "error", False)
-    except (LookupError, TypeError) as exc:
-        report["harness_error"] = f"could not construct the client: {type(exc).__name__}: {exc}"
+    client = base.client_for(cfg)
+    if client is None:
         return
-    report["steps"].append({"name": "construct", "ok": True})
     observed = report.setdefault("observed", {})
     try:
         await base.step("start", client.start, t)
