@@ -42,7 +42,7 @@ class Timeouts(_Strict):
 
 
 class RunSettings(_Strict):
-    jobs: int = Field(default=2, ge=1, le=64)
+    jobs: int = Field(default=4, ge=1, le=64)
     results: str = "results"
     cache_budget_gb: float = Field(default=12.0, gt=0)
     discovery_ttl_hours: float = Field(default=6.0, ge=0)

@@ -58,7 +58,7 @@ def contract_section(frame: pd.DataFrame, family: str) -> str:
         return ""
 
     def mark(ok: Any) -> str:
-        return "yes" if ok is True else "**no**" if ok is False else "?"
+        return "yes" if ok is True else "<b>no</b>" if ok is False else "?"
 
     lines = ["## Failure contract", "",
              "Seed 000 promises that after a failed handshake the SDK terminates the CLI, rejects calls that "
@@ -71,12 +71,14 @@ def contract_section(frame: pd.DataFrame, family: str) -> str:
     for r in sub.itertuples():
         c: dict[str, Any] = (r.detail or {}).get("contract", {}) if isinstance(r.detail, dict) else {}
         queued = c.get("queued_call") or {}
-        answer = "resolved" if queued.get("ok") else esc_raw(queued.get("error"))
+        answer = "resolved" if queued.get("ok") else (esc_raw(queued.get("error")).splitlines() or [""])[0]
         settled = c.get("queued_settled_after_start_s")
         files = ", ".join(c.get("files_written") or [])
+        gone = c.get("cli_gone_after_s")
         lines.append(
             f"<tr><td>{esc(r.sdk_version)}</td><td>{esc(r.cli_version)}</td><td>{badge(str(r.outcome))}</td>"
-            f"<td>{mark(c.get('cli_terminated'))}</td>"
+            f"<td>{mark(c.get('cli_terminated'))}"
+            f"{f' (gone {gone:.1f} s after start failed)' if isinstance(gone, (int, float)) else ''}</td>"
             f"<td>{mark(c.get('queued_call_rejected'))}"
             f"{f' ({settled:.2f} s after start failed)' if isinstance(settled, (int, float)) else ''}</td>"
             f"<td>{mark(c.get('no_files_written'))}{f' ({esc(files)})' if files else ''}</td>"

@@ -23,6 +23,7 @@ def judge(contract: dict[str, Any], leftovers: list[str], home_files: list[str])
     settled = contract.get("queued_settled_after_start_s")
     return {
         "cli_terminated": not contract.get("cli_alive_after_failure") and not leftovers,
+        "cli_gone_after_s": contract.get("cli_gone_after_s"),
         "queued_call_rejected": queued.get("ok") is False and settled is not None and settled <= PROMPT_SECONDS,
         "queued_call": queued,
         "queued_settled_after_start_s": settled,

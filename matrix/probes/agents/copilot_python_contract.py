@@ -20,22 +20,33 @@ _spec = importlib.util.spec_from_file_location(
 base = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(base)
 report = base.report
+GRACE = 5.0
 
 
 def children_alive():
-    """Our child processes that are still running (the CLI the SDK spawned)."""
+    """Processes started for this cell that are still running, other than this agent: the
+    CLI the SDK spawned and anything it spawned (a native CLI under its Node loader is
+    re-parented once the loader dies, so parentage is not enough; the harness's marker
+    variable in their environment is)."""
+    marker = os.environ.get("COMPAT_MATRIX_CELL")
+    if not marker:
+        return ["cannot tell: no cell marker in the environment"]
+    needle = f"COMPAT_MATRIX_CELL={marker}".encode()
     me = os.getpid()
     alive = []
     for name in os.listdir("/proc"):
-        if not name.isdigit():
+        if not name.isdigit() or int(name) == me:
             continue
         try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle not in f.read().split(b"\0"):
+                    continue
             with open(f"/proc/{name}/stat") as f:
-                rest = f.read().rsplit(")", 1)[1].split()
-            if int(rest[1]) == me and rest[0] != "Z":
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    alive.append(f.read().replace(b"\0", b" ").decode(errors="replace")[:300])
-        except (OSError, IndexError, ValueError):
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                alive.append(f.read().replace(b"\0", b" ").decode(errors="replace")[:300])
+        except (OSError, IndexError):
             continue
     return alive
 
@@ -70,8 +81,13 @@ async def main(cfg):
     except Exception as exc:
         contract["queued_call"] = {"ok": False, "error": f"{type(exc).__name__}: {base.describe(exc)}"[:1000]}
     contract["queued_settled_after_start_s"] = round(time.monotonic() - failed_at, 3)
-    await asyncio.sleep(1.0)  # give the SDK a moment to terminate the CLI on its own
-    contract["cli_alive_after_failure"] = children_alive()
+    # The SDK may take a moment to terminate the CLI on its own: poll for up to GRACE seconds.
+    while children_alive() and time.monotonic() - failed_at < GRACE:
+        await asyncio.sleep(0.1)
+    alive = children_alive()
+    contract["cli_alive_after_failure"] = alive
+    if not alive:
+        contract["cli_gone_after_s"] = round(time.monotonic() - failed_at, 2)
 
 
 if __name__ == "__main__":
