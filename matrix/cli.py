@@ -113,7 +113,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"handshake: {len(cells)} cells planned, {len(cells) - len(todo)} already measured by "
                       f"harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
         task = progress.add_task("handshake", total=len(todo))
+        phase = time.monotonic()
         rows += runner.run(todo, jobs)
+        console.print(f"handshake: {len(todo)} cells in {time.monotonic() - phase:.1f}s")
         stored, _ = store.read()
         tolerance: list[Cell] = []
         for res in resolved:
@@ -131,7 +133,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             if planned_cells:
                 console.print(f"{name}: {len(planned_cells)} cells planned, {len(todo)} to measure")
                 task = progress.add_task(name, total=len(todo))
+                phase = time.monotonic()
                 rows += runner.run(todo, jobs)
+                console.print(f"{name}: {len(todo)} cells in {time.monotonic() - phase:.1f}s")
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:
