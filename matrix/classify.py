@@ -109,8 +109,10 @@ def classify_handshake(
         detail = "the SDK never launched the CLI we pointed it at (it may run one of its own)"
         return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("WrongCli", detail), wrong_cli=True)
     if report.observed_cli_version and report.observed_cli_version != intended_cli:
+        why = (" (the launcher log shows one start of the intended CLI: it may misreport its version)"
+               if len(launches) == 1 else "")
         return Verdict(Outcome.HARNESS_ERROR, ErrorInfo(
-            "WrongCli", f"intended CLI {intended_cli} but the SDK talked to {report.observed_cli_version}"),
+            "WrongCli", f"intended CLI {intended_cli} but get_status reported {report.observed_cli_version}{why}"),
             wrong_cli=True)
 
     if not start.ok:

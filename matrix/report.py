@@ -76,6 +76,25 @@ def matrix_tables(frame: pd.DataFrame, probe: str = "handshake") -> list[Table]:
     return tables
 
 
+def tolerance_tables(frame: pd.DataFrame) -> list[Table]:
+    """Rows SDK versions (with the CLI they were probed against), columns rules."""
+    tables = []
+    sub = frame[frame["probe"] == "tolerance"]
+    for family, part in sub.groupby("family"):
+        rules = list(dict.fromkeys(part["mutation"]))
+        table = Table(title=f"{family} · tolerance", pad_edge=False)
+        table.add_column("SDK (CLI)", style="bold", no_wrap=True)
+        for rule in rules:
+            table.add_column(rule.replace(".", ".\n", 1), justify="center")
+        for sdk in sorted(part["sdk_version"].unique(), key=sort_key):
+            rows = part[part["sdk_version"] == sdk]
+            got = {str(r.mutation): str(r.outcome) for r in rows.itertuples()}
+            cells = [f"[{OUTCOME_INFO[Outcome(got[r])][0]}]{got[r]}[/]" if r in got else "·" for r in rules]
+            table.add_row(f"{sdk} ({rows['cli_version'].iloc[0]})", *cells)
+        tables.append(table)
+    return tables
+
+
 def summary_table(frame: pd.DataFrame) -> Table:
     table = Table(title="Outcomes")
     table.add_column("outcome")
@@ -88,11 +107,17 @@ def summary_table(frame: pd.DataFrame) -> Table:
     return table
 
 
+def _print_wide(table: Table, console: Console, first: int, each: int) -> None:
+    """A matrix cut to the terminal's width hides cells; print it at the width it needs."""
+    need = first + each * (len(table.columns) - 1)
+    wide = console if console.width >= need else Console(
+        width=need, force_terminal=console.is_terminal, no_color=console.no_color)
+    wide.print(table)
+
+
 def print_report(frame: pd.DataFrame, console: Console) -> None:
     for table in matrix_tables(frame):
-        # A matrix cut to the terminal's width hides cells; print it at the width it needs.
-        need = 12 + 9 * (len(table.columns) - 1)
-        wide = console if console.width >= need else Console(
-            width=need, force_terminal=console.is_terminal, no_color=console.no_color)
-        wide.print(table)
+        _print_wide(table, console, 12, 9)
+    for table in tolerance_tables(frame):
+        _print_wide(table, console, 20, 16)
     console.print(summary_table(frame))

@@ -21,11 +21,17 @@ def env(marker: str | None = None) -> dict[str, str]:
 
 
 def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    """Still running 3 s from now? (A killed process can take a moment to leave /proc.)"""
+    deadline = time.monotonic() + 3
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                running = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            running = False
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)
 
 
 def spawner(pidfile: Path, new_session: bool = False, then_sleep: bool = False) -> str:
