@@ -1,0 +1,100 @@
+"""The Cosmo stand-in's strictness and session flow, over real HTTP and websockets on
+loopback (aiohttp's own client plays the SDK)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from matrix.cosmo.contract import SESSION_CONFIG, WS_CLIENT_FRAMES, unknown_keys
+from matrix.cosmo.standin import API, Scenario, running
+
+CONFIG = {"type": "session-config", "sdk": {"name": "cosmo-ai-sdk", "version": "0.6.1"},
+          "agent": {"type": "inline", "instructions": "Be terse.", "audio": {"output": False}}, "session": {}}
+
+
+def entries(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_contract_names_unknown_keys_by_path() -> None:
+    assert unknown_keys(CONFIG, SESSION_CONFIG) == []
+    bad = {**CONFIG, "agent": {**CONFIG["agent"], "temperature": 1}, "session": {"experimental": {"x": 1}}}
+    assert unknown_keys(bad, SESSION_CONFIG) == ["session.experimental.x", "agent.temperature"]
+    assert unknown_keys({**CONFIG, "id": "abc"}, SESSION_CONFIG) == []  # the declared legacy field
+    assert unknown_keys({"type": "send-text", "content": "x", "options": {}}, WS_CLIENT_FRAMES["send-text"]) == [
+        "options"]
+
+
+async def _session(tmp: Path, config: dict[str, Any], frames: list[Any],
+                   scenario: Scenario) -> tuple[int, Any, list[Any]]:
+    log = tmp / "log.jsonl"
+    async with running(scenario, log) as server, aiohttp.ClientSession() as http:
+        base = f"http://127.0.0.1:{server.port}"
+        headers = {"Authorization": "Bearer k", "X-Cosmo-SDK": "cosmo-ai-sdk/0.6.1"}
+        async with http.post(f"{base}{API}/realtime/session/ws-start", json=config, headers=headers) as resp:
+            status, body = resp.status, await resp.json()
+        received: list[Any] = []
+        if status != 200:
+            return status, body, received
+        async with http.ws_connect(body["ws_url"], protocols=[body["ws_subprotocol"]]) as ws:
+            for frame in frames:
+                await ws.send_str(frame if isinstance(frame, str) else json.dumps(frame))
+            while True:
+                msg = await asyncio.wait_for(ws.receive(), 5)
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    break
+                try:
+                    received.append(json.loads(msg.data))
+                except ValueError:
+                    received.append(msg.data)  # a malformed frame the scenario sent on purpose
+        return status, body, received
+
+
+def test_session_flow_and_log(tmp_path: Path) -> None:
+    frames = [{"type": "send-text", "content": "hello"}, {"type": "end"}]
+    status, _, got = asyncio.run(_session(tmp_path, CONFIG, frames, Scenario()))
+    assert status == 200
+    assert [f["type"] for f in got] == ["ws-audio-format", "ready", "model-text", "turn-complete", "session-ended"]
+    assert got[2]["text"] == "echo: hello"
+    log = entries(tmp_path / "log.jsonl")
+    start = next(e for e in log if e["kind"] == "request" and e["path"].endswith("/ws-start"))
+    assert start["sdk_header"] == "cosmo-ai-sdk/0.6.1" and start["headers"]["authorization"] == "<redacted>"
+    assert start["body"]["sdk"] == {"name": "cosmo-ai-sdk", "version": "0.6.1"}
+
+
+def test_unknown_field_on_session_start_is_a_422_naming_it(tmp_path: Path) -> None:
+    config = {**CONFIG, "agent": {**CONFIG["agent"], "temperature": 0.2}}
+    status, body, _ = asyncio.run(_session(tmp_path, config, [], Scenario()))
+    assert status == 422 and "agent.temperature" in body["error"]["message"]
+
+
+def test_unknown_field_on_the_data_channel_is_dropped_and_recorded_not_answered(tmp_path: Path) -> None:
+    frames = [{"type": "send-text", "content": "hi", "options": {"audio_response": True}}, {"type": "end"}]
+    _, _, got = asyncio.run(_session(tmp_path, CONFIG, frames, Scenario()))
+    assert [f["type"] for f in got] == ["ws-audio-format", "ready", "session-ended"]  # no error frame, no echo
+    rejected = [e for e in entries(tmp_path / "log.jsonl") if e["kind"] == "rejected"]
+    assert rejected and rejected[0]["unknown"] == ["options"] and rejected[0]["where"] == "data-channel"
+
+
+def test_scenario_frames_follow_ready_and_start_errors_are_data(tmp_path: Path) -> None:
+    scenario = Scenario(after_ready=[{"type": "brand-new-event", "x": 1}, "{not json"],
+                        echo_text=False)
+    _, _, got = asyncio.run(_session(tmp_path, CONFIG, [{"type": "end"}], scenario))
+    assert got[2:4] == [{"type": "brand-new-event", "x": 1}, "{not json"]
+    refused = Scenario(start_error={"status": 409, "code": "version_mismatch", "message": "upgrade"})
+    other = tmp_path / "refused"
+    other.mkdir()
+    status, body, _ = asyncio.run(_session(other, CONFIG, [], refused))
+    assert status == 409 and body["error"]["code"] == "version_mismatch"
+
+
+def test_scenario_rejects_unknown_keys() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="bogus"):
+        Scenario.from_json({"bogus": 1})
