@@ -88,6 +88,10 @@ class Environment:
         return data is not None and data.get("fingerprint") == self.fingerprint()
 
     def create(self) -> bool:
+        # Fast path without the exclusive lock: taking it would wait for every probe that
+        # holds the environment shared, serialising all cells that use it.
+        if self.is_ready() and self.healthy():
+            return False
         with locked(self._lock):
             if self.is_ready() and self.healthy():
                 return False
@@ -106,7 +110,9 @@ class Environment:
                 "bytes": dir_size(self.location),
                 "created": time.time(),
             }
-            self._fp_file.write_text(json.dumps(info, indent=1))
+            tmp = self._fp_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(info, indent=1))
+            tmp.replace(self._fp_file)  # readers without the lock see all of it or nothing
             return True
 
     @contextmanager

@@ -40,6 +40,10 @@ UNINSTALLABLE_TTL = 7 * 24 * 3600
 RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value}
 
 
+class _Evicted(Exception):
+    """An environment went away between ensuring it and taking it for use."""
+
+
 @dataclass(frozen=True)
 class Cell:
     family: str
@@ -172,19 +176,29 @@ class Runner:
         sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version)
         cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)
         assert isinstance(sdk, UvVenv) and isinstance(cli_env, NpmPrefix)
-        for side, env in (("sdk", sdk), ("cli", cli_env)):
+        for attempt in (1, 2):
+            for side, env in (("sdk", sdk), ("cli", cli_env)):
+                try:
+                    self._ensure(env)
+                except UninstallableError as err:
+                    return self._record(self._infra_row(cell, Outcome.UNINSTALLABLE, side, err))
+                except InfraError as err:
+                    return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, side, err))
+            budget = int(self.plan.run.cache_budget_gb * 1024**3)
+            evict(self.envs / "cli", cli_env.kind, budget, keep={cli_env.location})
             try:
-                self._ensure(env)
-            except UninstallableError as err:
-                return self._record(self._infra_row(cell, Outcome.UNINSTALLABLE, side, err))
-            except InfraError as err:
-                return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, side, err))
-        budget = int(self.plan.run.cache_budget_gb * 1024**3)
-        evict(self.envs / "cli", cli_env.kind, budget, keep={cli_env.location})
+                return self._probe(cell, sdk, cli_env)
+            except _Evicted:
+                if attempt == 2:
+                    return self._record(self._infra_row(
+                        cell, Outcome.INFRA_ERROR, "harness", "an environment was evicted twice while in use"))
+        raise AssertionError("unreachable")
+
+    def _probe(self, cell: Cell, sdk: UvVenv, cli_env: NpmPrefix) -> Row | None:
         try:
             with sdk.in_use(), cli_env.in_use():
                 if not (sdk.is_ready() and cli_env.is_ready()):
-                    raise InfraError(cell.label(), "an environment was removed while in use; rerun")
+                    raise _Evicted  # removed between our check and our shared lock
                 cli = self._cli(cli_env)
                 runtime = cli.runtime or self._runtimes()[-1].get()
                 hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,

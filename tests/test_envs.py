@@ -155,3 +155,30 @@ def test_network_and_disk_failures_are_infra_errors_with_a_log(tmp_path: Path, o
     with pytest.raises(InfraError) as exc:
         scripted(tmp_path, output).create()
     assert exc.value.log and Path(exc.value.log).exists()
+
+
+def test_reuse_does_not_wait_for_other_users(tmp_path: Path) -> None:
+    """Probes hold an environment shared; a second cell reusing it must not queue behind
+    them (that would serialise every cell of one CLI version)."""
+    import threading
+
+    env = fake(tmp_path)
+    env.create()
+    entered = threading.Event()
+    release = threading.Event()
+
+    def user() -> None:
+        with env.in_use():
+            entered.set()
+            release.wait(10)
+
+    t = threading.Thread(target=user)
+    t.start()
+    entered.wait(5)
+    t0 = time.monotonic()
+    try:
+        assert env.create() is False
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        release.set()
+        t.join()
