@@ -32,6 +32,8 @@ from .products import FAMILIES
 __all__ = ["SiteData", "write_pages"]
 
 EXCERPT = 160
+# Front matter for pages whose tables need the width the table of contents would take.
+_WIDE = ["---", "hide:", "  - toc", "---", ""]
 
 
 def esc(value: Any) -> str:
@@ -228,7 +230,7 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
     released = data.releases.get(family, {}).get("sdk", {}).get(sdk)
     bundled = decl.get("bundled_cli")
     pinned = decl.get("CLI_VERSION")
-    lines = [f"# {fam.sdk_package} {sdk}", ""]
+    lines = [*_WIDE, f"# {fam.sdk_package} {sdk}", ""]
     lines.append(f"Released {esc(released or 'unknown')}. Measured against {len(rows)} CLI versions.")
     lines += ["", "| property | value |", "|---|---|",
               f"| protocol window it declares | {esc(_window(decl))} |",
@@ -266,7 +268,7 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
         if isinstance(d, dict) and d.get("runtime_failures"):
             failures = d["runtime_failures"]
             break
-    lines = [f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
+    lines = [*_WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
              "| property | value |", "|---|---|",
              f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
              f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",
