@@ -84,12 +84,6 @@ def pip_spec(package: str, r: Range) -> str:
     return f'"{package}>={r.first},<={r.last}"'
 
 
-def newest_working(frame: pd.DataFrame, family: str, sdk: str) -> str | None:
-    sub = handshake(frame, family)
-    good = sub[(sub["sdk_version"] == sdk) & sub["outcome"].isin(WORKS)]["cli_version"]
-    return sorted_versions(good)[-1] if len(good) else None
-
-
 @dataclass(frozen=True)
 class UpgradeAdvice:
     newest_sdk: str

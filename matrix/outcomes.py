@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["HANDSHAKE_OUTCOMES", "OUTCOME_INFO", "TOLERANCE_OUTCOMES", "VERDICTS", "Outcome"]
+__all__ = ["HANDSHAKE_OUTCOMES", "OUTCOME_INFO", "TOLERANCE_OUTCOMES", "Outcome"]
 
 
 class Outcome(StrEnum):
@@ -58,21 +58,11 @@ OUTCOME_INFO: dict[Outcome, tuple[str, str]] = {
     Outcome.NOT_APPLICABLE: ("#bababa", "Tolerance: that version has no such API, or no compatible CLI to probe."),
 }
 
-HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = tuple(OUTCOME_INFO)[:9]
+HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.COMPATIBLE, Outcome.DEGRADED, Outcome.REFUSED, Outcome.LAUNCH_FAILED, Outcome.HANG, Outcome.CRASHED,
+    Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
+)
 TOLERANCE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.SURFACED, Outcome.IGNORED, Outcome.DOWNGRADED, Outcome.LOST, Outcome.FATAL,
     Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
-)
-
-# Outcomes that say something about the pair. The rest are about our side or the registry.
-VERDICTS: frozenset[Outcome] = frozenset(
-    {
-        Outcome.COMPATIBLE,
-        Outcome.DEGRADED,
-        Outcome.REFUSED,
-        Outcome.LAUNCH_FAILED,
-        Outcome.HANG,
-        Outcome.CRASHED,
-        Outcome.UNINSTALLABLE,
-    }
 )

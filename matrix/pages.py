@@ -26,7 +26,7 @@ from .analysis import (
     upgrade_advice,
     working_ranges,
 )
-from .outcomes import OUTCOME_INFO, Outcome
+from .outcomes import HANDSHAKE_OUTCOMES, OUTCOME_INFO, TOLERANCE_OUTCOMES, Outcome
 from .products import FAMILIES
 
 __all__ = ["SiteData", "write_pages"]
@@ -101,8 +101,11 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
 
 
 def legend() -> str:
-    rows = [f"| {badge(o.value)} | {esc(meaning)} |" for o, (_c, meaning) in OUTCOME_INFO.items()]
-    return "| outcome | meaning |\n|---|---|\n" + "\n".join(rows)
+    parts = []
+    for title, outcomes in (("Handshake cells", HANDSHAKE_OUTCOMES), ("Tolerance checks", TOLERANCE_OUTCOMES)):
+        rows = [f"| {badge(o.value)} | {esc(OUTCOME_INFO[o][1].removeprefix('Tolerance: '))} |" for o in outcomes]
+        parts.append(f"**{title}**\n\n| outcome | meaning |\n|---|---|\n" + "\n".join(rows))
+    return "\n\n".join(parts)
 
 
 def counts_table(frame: pd.DataFrame) -> str:

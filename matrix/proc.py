@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -87,8 +88,6 @@ class Reaper:
 
 def harness_python() -> str:
     """Our own interpreter, for stdlib-only helpers (the shim) that run inside a sandbox."""
-    import sys
-
     return sys.executable
 
 

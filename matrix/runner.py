@@ -55,9 +55,6 @@ class Cell:
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
 
-    def label(self) -> str:
-        return f"{self.family} sdk {self.sdk_version} × cli {self.cli_version} [{self.probe}]"
-
 
 def pending(cells: Iterable[Cell], rows: Iterable[Row], force: bool) -> list[Cell]:
     """Cells not yet measured by this harness version (infra errors are re-measured)."""

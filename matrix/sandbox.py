@@ -52,7 +52,6 @@ def sandbox(
     parent: Path,
     path_dirs: Sequence[Path] = (),
     extra: Mapping[str, str] | None = None,
-    keep: bool = False,
 ) -> Iterator[Sandbox]:
     parent.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="cell-", dir=parent))
@@ -91,8 +90,7 @@ def sandbox(
     try:
         yield Sandbox(root=root, home=home, env=env, marker=marker)
     finally:
-        if not keep:
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def install_env(path_dirs: Sequence[Path] = (), extra: Mapping[str, str] | None = None) -> dict[str, str]:
