@@ -67,7 +67,12 @@ def fetch_pypi(package: str) -> list[Release]:
         raise UserError(f"the Python index has no package {package!r}; check the family's package name")
     if resp.status_code != 200:
         raise InfraError(f"listing {package} on the Python index", f"HTTP {resp.status_code}")
-    data = resp.json()
+    try:
+        data = resp.json()
+    except ValueError:
+        raise InfraError(f"listing {package} on the Python index",
+                         "the index did not answer in the JSON simple API (PEP 691); point PIP_INDEX_URL "
+                         "or UV_INDEX_URL at an index that does") from None
     dates: dict[str, str] = {}
     yanked: dict[str, bool] = {}
     for f in data.get("files", []):

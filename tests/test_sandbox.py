@@ -57,3 +57,4 @@ def test_secret_names(name: str) -> None:
 
 def test_ordinary_names_are_not_secret() -> None:
     assert not is_secret_name("PATH") and not is_secret_name("LANG")
+
