@@ -216,6 +216,11 @@ def reported_protocol(message: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _grade(value: Any) -> str:
+    """Seed 000 asks every failure message to name the versions and say what to do."""
+    return "yes" if value is True else "<b>no</b>" if value is False else ""
+
+
 def _yes_no(value: Any) -> str:
     return "yes" if value is True else "no" if value is False else "unknown"
 
@@ -247,10 +252,12 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
                   _ranges_text(connects, fam.cli_package, npm_spec), ""]
     lines += ["## Every CLI version", "",
               '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
-              "<th>protocol</th><th>error (exact)</th></tr></thead><tbody>"]
+              "<th>protocol</th><th>message names the versions</th><th>message says what to do</th>"
+              "<th>error (exact)</th></tr></thead><tbody>"]
     for r in rows.itertuples():
         lines.append(f'<tr><td><a href="../{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
                      f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td>"
+                     f"<td>{_grade(r.message_names_versions)}</td><td>{_grade(r.message_actionable)}</td>"
                      f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
     lines += ["</tbody></table>", ""]
     return "\n".join(lines)

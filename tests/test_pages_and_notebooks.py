@@ -32,6 +32,16 @@ def test_pages_escape_third_party_text(tmp_path: Path) -> None:
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
 
+def test_sdk_page_shows_the_message_grades(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    store.append(Row(family="copilot-python", sdk_version="0.1.10", cli_version="1.0.60", probe="handshake",
+                     outcome="refused", error_message="SDK expects version 1", message_names_versions=True,
+                     message_actionable=False))
+    frame, _ = load_frame(tmp_path / "r")
+    text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "0.1.10")
+    assert "<td>yes</td><td><b>no</b></td>" in text
+
+
 def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> None:
     frame, _ = load_frame(stored(tmp_path))
     text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.0")
