@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
+import os
 import sys
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-from . import HARNESS_VERSION, __version__
+from . import HARNESS_VERSION, __version__, proc
 from .errors import InfraError, UserError
 from .heatmap import save_heatmap
 from .notebooks import render_notebooks
@@ -63,8 +64,6 @@ def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
 
 
 def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool = True) -> BuildResult:
-    import time
-
     t0 = time.monotonic()
     if not (results / ROWS_FILE).exists():
         raise UserError(f"no results in {results}; run `compat-matrix run` first or pass --results DIR")
@@ -83,7 +82,8 @@ def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool 
             "--site-dir", str(site.resolve())]
     if strict:
         argv.append("--strict")
-    res = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
+    # mkdocs is our own tool, not third-party code under test: it gets our environment.
+    res = proc.run(proc.Request(tuple(argv), dict(os.environ), root, timeout=600))
+    if not res.ok:
         raise InfraError("mkdocs build", (res.stderr or res.stdout).strip()[-3000:])
     return BuildResult(site, len(pages), executed, time.monotonic() - t0, warnings)

@@ -28,6 +28,7 @@ from .analysis import (
 )
 from .outcomes import HANDSHAKE_OUTCOMES, OUTCOME_INFO, TOLERANCE_OUTCOMES, Outcome
 from .products import FAMILIES
+from .store import Releases
 
 __all__ = ["SiteData", "write_pages"]
 
@@ -61,7 +62,7 @@ def _num(value: Any) -> str:
 @dataclass(frozen=True)
 class SiteData:
     frame: pd.DataFrame
-    releases: dict[str, dict[str, dict[str, str | None]]]  # family -> side -> version -> date
+    releases: Releases  # family -> side -> version -> release date
     generated_at: str
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -34,18 +33,15 @@ def pypi_index_url() -> str:
     for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL"):
         if os.environ.get(var):
             return os.environ[var]
+    out = proc.run(proc.Request((sys.executable, "-m", "pip", "config", "get", "global.index-url"),
+                                install_env(), Path.cwd(), timeout=60))
+    if out.ok and out.stdout.strip():
+        return out.stdout.strip()
     try:
-        out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
-                             capture_output=True, text=True, timeout=60, check=False)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
         from pip._internal.models.index import PyPI  # pip's own default index
-
-        return str(PyPI.simple_url)
-    except (ImportError, OSError, subprocess.SubprocessError) as err:
-        raise UserError(
-            f"cannot tell which Python package index to use ({err}); set PIP_INDEX_URL"
-        ) from None
+    except ImportError as err:
+        raise UserError(f"cannot tell which Python package index to use ({err}); set PIP_INDEX_URL") from None
+    return str(PyPI.simple_url)
 
 
 def _version_of(filename: str) -> str | None:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .errors import UserError
 
-__all__ = ["RELEASES_FILE", "ROWS_FILE", "Row", "Store", "load_frame", "load_releases", "save_releases"]
+__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "load_frame", "load_releases", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
 # Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
