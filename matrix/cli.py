@@ -24,7 +24,6 @@ from .products import FAMILIES
 from .registry import Discovery
 from .report import print_report, to_csv, to_json
 from .runner import Cell, Runner, pending
-from .shim import RULES
 from .store import Row, Store, load_frame, save_releases
 from .versions import sort_key
 
@@ -95,6 +94,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     rows: list[Row] = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
+        task = progress.add_task("plan", total=0, visible=False)  # replaced by each phase's own
 
         def on_row(row: Row) -> None:
             colour = OUTCOME_INFO[Outcome(row.outcome)][0]
@@ -107,35 +107,24 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             progress.advance(task)
 
         runner = Runner(plan, store, cache_root(), reaper, on_row)
-        # Handshake first: the tolerance cells are planned from its verdicts.
-        cells = [c for r in resolved for c in r.cells()]
-        todo = pending(cells, existing, args.force)
-        console.print(f"handshake: {len(cells)} cells planned, {len(cells) - len(todo)} already measured by "
-                      f"harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
-        task = progress.add_task("handshake", total=len(todo))
-        phase = time.monotonic()
-        rows += runner.run(todo, jobs)
-        console.print(f"handshake: {len(todo)} cells in {time.monotonic() - phase:.1f}s")
+
+        def phase(name: str, planned: list[Cell], measured: list[Row]) -> None:
+            nonlocal task
+            todo = pending(planned, measured, args.force)
+            if not planned:
+                return
+            console.print(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured "
+                          f"by harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
+            task = progress.add_task(name, total=len(todo))
+            started = time.monotonic()
+            rows.extend(runner.run(todo, jobs))
+            console.print(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
+
+        # Handshake first: the tolerance and contract cells are planned from its verdicts.
+        phase("handshake", [c for r in resolved for c in r.cells()], existing)
         stored, _ = store.read()
-        tolerance: list[Cell] = []
-        for res in resolved:
-            planned, without = res.tolerance_cells(stored)
-            tolerance += planned
-            for sdk in without:
-                for rule in RULES:
-                    cell = Cell(res.family, sdk, "none", "tolerance", rule)
-                    if pending([cell], stored, args.force):
-                        rows.append(runner.not_applicable(
-                            cell, "no CLI version in the matrix is compatible with this SDK version"))
-        for name, planned_cells in (("tolerance", tolerance),
-                                    ("contract", [c for res in resolved for c in res.contract_cells(stored)])):
-            todo = pending(planned_cells, stored, args.force)
-            if planned_cells:
-                console.print(f"{name}: {len(planned_cells)} cells planned, {len(todo)} to measure")
-                task = progress.add_task(name, total=len(todo))
-                phase = time.monotonic()
-                rows += runner.run(todo, jobs)
-                console.print(f"{name}: {len(todo)} cells in {time.monotonic() - phase:.1f}s")
+        phase("tolerance", [c for r in resolved for c in r.tolerance_cells(stored)], stored)
+        phase("contract", [c for r in resolved for c in r.contract_cells(stored)], stored)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:

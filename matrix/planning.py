@@ -8,7 +8,7 @@ from .config import Plan, Selection
 from .errors import UserError
 from .products import FAMILIES
 from .registry import Discovery
-from .runner import Cell
+from .runner import NO_CLI, Cell
 from .shim import RULES
 from .store import Row
 from .versions import Release, apply_selection, sort_key
@@ -44,24 +44,19 @@ class Resolved:
         return [Cell(self.family, sdk, max(failed[sdk], key=sort_key), "contract")
                 for sdk in self.sdk_versions if sdk in failed]
 
-    def tolerance_cells(self, rows: list[Row]) -> tuple[list[Cell], list[str]]:
+    def tolerance_cells(self, rows: list[Row]) -> list[Cell]:
         """One cell per SDK version and rule, against the newest CLI that SDK version was
-        measured compatible with; and the SDK versions that have none."""
+        measured compatible with. An SDK version with none gets cells against ``NO_CLI``,
+        which the runner records as not-applicable."""
         if "tolerance" not in self.probes:
-            return [], []
+            return []
         works: dict[str, list[str]] = {}
         for r in rows:
             if (r.family == self.family and r.probe == "handshake" and r.outcome == "compatible"
                     and r.cli_version in self.cli_versions):
                 works.setdefault(r.sdk_version, []).append(r.cli_version)
-        cells, without = [], []
-        for sdk in self.sdk_versions:
-            if sdk not in works:
-                without.append(sdk)
-                continue
-            newest = max(works[sdk], key=sort_key)
-            cells += [Cell(self.family, sdk, newest, "tolerance", rule) for rule in RULES]
-        return cells, without
+        return [Cell(self.family, sdk, max(works[sdk], key=sort_key) if sdk in works else NO_CLI, "tolerance", rule)
+                for sdk in self.sdk_versions for rule in RULES]
 
 
 def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,

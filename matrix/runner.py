@@ -34,9 +34,10 @@ from .sandbox import install_env
 from .store import Row, Store
 from .versions import sort_key
 
-__all__ = ["Cell", "Runner", "pending"]
+__all__ = ["NO_CLI", "Cell", "Runner", "pending"]
 
 UNINSTALLABLE_TTL = 7 * 24 * 3600
+NO_CLI = "none"  # cli_version of a tolerance cell whose SDK version has no compatible CLI
 RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value}
 
 
@@ -163,12 +164,13 @@ class Runner:
                    harness_version=HARNESS_VERSION, measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
                    host=socket.gethostname())
 
-    def not_applicable(self, cell: Cell, reason: str) -> Row:
-        return self._record(self._infra_row(cell, Outcome.NOT_APPLICABLE, "", reason))
 
     def measure(self, cell: Cell) -> Row | None:
         if self.reaper.cancelled:
             return None
+        if cell.cli_version == NO_CLI:
+            return self._record(self._infra_row(
+                cell, Outcome.NOT_APPLICABLE, "", "no CLI version in the matrix is compatible with this SDK version"))
         fam = FAMILIES[cell.family]
         sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version)
         cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from matrix.planning import Resolved
 from matrix.probes.contract import judge
+from matrix.runner import NO_CLI
 from matrix.shim import RULES
 from matrix.store import Row
 
@@ -19,11 +20,11 @@ ROWS = [row("0.1", "1.0.2", "compatible"), row("0.1", "1.0.10", "compatible"), r
 
 
 def test_tolerance_runs_against_the_newest_compatible_cli_in_the_selection() -> None:
-    cells, without = RESOLVED.tolerance_cells(ROWS)
+    cells = RESOLVED.tolerance_cells(ROWS)
     targets = {(c.sdk_version, c.cli_version) for c in cells}
-    assert targets == {("0.1", "1.0.10"), ("0.3", "1.0.11")}
-    assert without == ["0.2"]
-    assert len(cells) == 2 * len(RULES)
+    # 0.2 has no compatible CLI: its cells go to NO_CLI and are recorded as not-applicable.
+    assert targets == {("0.1", "1.0.10"), ("0.3", "1.0.11"), ("0.2", NO_CLI)}
+    assert len(cells) == 3 * len(RULES)
 
 
 def test_contract_runs_against_the_newest_refused_or_launch_failed_cli() -> None:
@@ -33,7 +34,7 @@ def test_contract_runs_against_the_newest_refused_or_launch_failed_cli() -> None
 
 def test_probes_not_selected_plan_nothing() -> None:
     only = Resolved("copilot-python", ["0.1"], ["1.0.2"], ["handshake"], [], [])
-    assert only.tolerance_cells(ROWS) == ([], []) and only.contract_cells(ROWS) == []
+    assert only.tolerance_cells(ROWS) == [] and only.contract_cells(ROWS) == []
 
 
 def test_contract_judgement() -> None:
