@@ -36,7 +36,7 @@ err_console = Console(stderr=True, soft_wrap=True)
 
 def _load(args: argparse.Namespace) -> Plan:
     probes = {name: list(f.probes) for name, f in FAMILIES.items()}
-    return load_plan(Path(args.config), list(FAMILIES), probes)
+    return load_plan(Path(args.config), list(FAMILIES), probes, [n for n, f in FAMILIES.items() if f.standin])
 
 
 def _discovery(plan: Plan, refresh: bool = False) -> Discovery:
@@ -62,8 +62,12 @@ def cmd_discover(args: argparse.Namespace, console: Console) -> int:
     disc = _discovery(plan, refresh=args.refresh)
     for r in resolve(plan, disc, args.family, [], [], []):
         fam = FAMILIES[r.family]
-        for side, pkg, rel, chosen in (("sdk", fam.sdk_package, r.sdk_releases, r.sdk_versions),
-                                       ("cli", fam.cli_package, r.cli_releases, r.cli_versions)):
+        sides = [("sdk", fam.sdk_package, r.sdk_releases, r.sdk_versions)]
+        if fam.standin:
+            console.print(f"[bold]{r.family}[/] server: the local stand-in, contract {fam.standin}")
+        else:
+            sides.append(("cli", fam.cli_package, r.cli_releases, r.cli_versions))
+        for side, pkg, rel, chosen in sides:
             final = sorted((x.version for x in rel if not x.prerelease), key=sort_key)
             console.print(f"[bold]{r.family}[/] {side} {pkg}: {len(rel)} releases "
                           f"({len(final)} final), newest {final[-1] if final else '-'}")
@@ -125,6 +129,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         stored, _ = store.read()
         phase("tolerance", [c for r in resolved for c in r.tolerance_cells(stored)], stored)
         phase("contract", [c for r in resolved for c in r.contract_cells(stored)], stored)
+        phase("stand-in", [c for r in resolved for c in r.standin_cells()], stored)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:

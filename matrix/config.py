@@ -4,6 +4,7 @@ and probes are errors that name the key or value and the valid choices."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -89,9 +90,11 @@ def _format_validation(err: ValidationError, source: str) -> ConfigError:
 
 
 def validate_plan(
-    data: dict[str, Any], source: str, families: list[str], probes: dict[str, list[str]]
+    data: dict[str, Any], source: str, families: list[str], probes: dict[str, list[str]],
+    standin: Collection[str] = (),
 ) -> Plan:
-    """``families``: the family names we implement. ``probes``: family -> its probe kinds."""
+    """``families``: the family names we implement. ``probes``: family -> its probe kinds.
+    ``standin``: families whose other side is our local stand-in (no ``cli`` selection)."""
     _check_keys(data, Plan, f"{source}: ")
     try:
         plan = Plan.model_validate(data)
@@ -105,7 +108,10 @@ def validate_plan(
         if name not in families:
             raise ConfigError(where, f"unknown family {name!r}",
                               f"Valid families: {', '.join(families)}")
-        for side in ("sdk", "cli"):
+        if name in standin and "cli" in fam.model_fields_set:
+            raise ConfigError(f"{where}.cli", "this family's other side is the local stand-in server, not a "
+                              "released CLI", "Remove the cli selection; the stand-in is started by the harness")
+        for side in ("sdk",) if name in standin else ("sdk", "cli"):
             sel: Selection = getattr(fam, side)
             if not sel.select:
                 raise ConfigError(f"{where}.{side}.select", "empty selection",
@@ -122,7 +128,8 @@ def validate_plan(
     return plan
 
 
-def load_plan(path: Path, families: list[str], probes: dict[str, list[str]]) -> Plan:
+def load_plan(path: Path, families: list[str], probes: dict[str, list[str]],
+              standin: Collection[str] = ()) -> Plan:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -136,4 +143,4 @@ def load_plan(path: Path, families: list[str], probes: dict[str, list[str]]) -> 
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(str(path), f"is not valid TOML ({err})",
                           "Fix the syntax at the position shown") from None
-    return validate_plan(data, str(path), families, probes)
+    return validate_plan(data, str(path), families, probes, standin)

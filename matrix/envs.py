@@ -178,10 +178,18 @@ def _last_error_line(text: str) -> str:
 class UvVenv(Environment):
     kind: ClassVar[str] = "uv-venv"
     python: str = sys.executable
+    # Asked of every version; uv installs a release that lacks one without it (a warning).
+    extras: tuple[str, ...] = ()
 
     def fingerprint(self) -> dict[str, str]:
         py = _tool_version((self.python, "-c", "import sys; print(sys.version.split()[0])"))
-        return {**super().fingerprint(), "python": py, "uv": _tool_version((uv_bin(), "--version"))}
+        extras = {"extras": ",".join(self.extras)} if self.extras else {}
+        return {**super().fingerprint(), "python": py, "uv": _tool_version((uv_bin(), "--version")), **extras}
+
+    @property
+    def requirement(self) -> str:
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.package}{extras}=={self.version}"
 
     @property
     def interpreter(self) -> Path:
@@ -195,7 +203,7 @@ class UvVenv(Environment):
         self._run_installer([uv, "venv", "--quiet", "--no-project", "--python", self.python,
                              str(self.location)], _UV_GONE)
         self._run_installer([uv, "pip", "install", "--quiet", "--python", str(self.interpreter),
-                             f"{self.package}=={self.version}"], _UV_GONE)
+                             self.requirement], _UV_GONE)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["HANDSHAKE_OUTCOMES", "OUTCOME_INFO", "TOLERANCE_OUTCOMES", "Outcome"]
+__all__ = ["HANDSHAKE_OUTCOMES", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Outcome"]
 
 
 class Outcome(StrEnum):
@@ -24,6 +24,9 @@ class Outcome(StrEnum):
     LOST = "lost"
     FATAL = "fatal"
     NOT_APPLICABLE = "not-applicable"
+    # Promise checks (one SDK version x one thing its design document promises):
+    KEPT = "kept"
+    BROKEN = "broken"
 
 
 # (colour, one line of meaning). Colours are chosen to read in a heatmap and for
@@ -55,7 +58,9 @@ OUTCOME_INFO: dict[Outcome, tuple[str, str]] = {
                    "Tolerance: the SDK kept working, but the whole message carrying the unknown part never "
                    "reached the application."),
     Outcome.FATAL: ("#d73027", "Tolerance: an exception, or the client or session died."),
-    Outcome.NOT_APPLICABLE: ("#bababa", "Tolerance: that version has no such API, or no compatible CLI to probe."),
+    Outcome.NOT_APPLICABLE: ("#bababa", "That version has no such API or no SDK code, or no compatible CLI to probe."),
+    Outcome.KEPT: ("#4575b4", "Promise check: the version does what its design document promises."),
+    Outcome.BROKEN: ("#f46d43", "Promise check: measured not doing what the design document promises."),
 }
 
 HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = (
@@ -65,4 +70,8 @@ HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = (
 TOLERANCE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.SURFACED, Outcome.IGNORED, Outcome.DOWNGRADED, Outcome.LOST, Outcome.FATAL,
     Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
+)
+PROMISE_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.KEPT, Outcome.BROKEN, Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR,
+    Outcome.HARNESS_ERROR,
 )

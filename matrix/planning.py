@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import Plan, Selection
+from .cosmo.checks import checks_of
 from .errors import UserError
 from .products import FAMILIES
 from .registry import Discovery
@@ -25,6 +26,17 @@ class Resolved:
     sdk_releases: list[Release]
     cli_releases: list[Release]
 
+    @property
+    def standin(self) -> bool:
+        return FAMILIES[self.family].standin is not None
+
+    def standin_cells(self) -> list[Cell]:
+        """A stand-in family's cells: every SDK version x every check of every probe."""
+        if not self.standin:
+            return []
+        return [Cell(self.family, s, c, p, check.name) for p in self.probes for check in checks_of(p)
+                for s in self.sdk_versions for c in self.cli_versions]
+
     def cells(self) -> list[Cell]:
         """The handshake cells. Tolerance cells depend on their results: ``tolerance_cells``."""
         if "handshake" not in self.probes:
@@ -34,7 +46,7 @@ class Resolved:
     def contract_cells(self, rows: list[Row]) -> list[Cell]:
         """One cell per SDK version: the newest CLI its handshake failed against as it should
         (refused or launch-failed), to check what the SDK leaves behind."""
-        if "contract" not in self.probes:
+        if "contract" not in self.probes or self.standin:
             return []
         failed: dict[str, list[str]] = {}
         for r in rows:
@@ -48,7 +60,7 @@ class Resolved:
         """One cell per SDK version and rule, against the newest CLI that SDK version was
         measured compatible with. An SDK version with none gets cells against ``NO_CLI``,
         which the runner records as not-applicable."""
-        if "tolerance" not in self.probes:
+        if "tolerance" not in self.probes or self.standin:
             return []
         works: dict[str, list[str]] = {}
         for r in rows:
@@ -81,7 +93,15 @@ def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str
             if p not in fam.probes:
                 raise UserError(f"--probe {p!r} is not a probe of {name}; valid: {', '.join(fam.probes)}")
         sdks, sdk_rel = _pick(discovery, fam.sdk_ecosystem, fam.sdk_package, conf.sdk, sdk)
-        clis, cli_rel = _pick(discovery, fam.cli_ecosystem, fam.cli_package, conf.cli, cli)
+        if fam.standin:
+            if cli and fam.standin not in cli:
+                if name in families:
+                    raise UserError(f"--cli: {name}'s other side is the local stand-in ({fam.standin}), not a "
+                                    "released CLI; drop --cli for this family")
+                continue  # --cli picks CLI columns; this family has none
+            clis, cli_rel = [fam.standin], list[Release]()
+        else:
+            clis, cli_rel = _pick(discovery, fam.cli_ecosystem, fam.cli_package, conf.cli, cli)
         if not sdks or not clis:
             side = "sdk" if not sdks else "cli"
             raise UserError(f"families.{name}.{side}: the selection matches no released version; "

@@ -26,6 +26,7 @@ from .envs import Environment, NpmPrefix, UvVenv, evict, make_env, with_retries
 from .errors import InfraError, UninstallableError
 from .outcomes import Outcome
 from .probes.contract import run_python_contract
+from .probes.cosmo import run_cosmo
 from .probes.handshake import HandshakeCell, run_python_handshake
 from .probes.tolerance import run_python_tolerance
 from .products import FAMILIES
@@ -120,9 +121,9 @@ class Runner:
             if built:
                 self.env_seconds[f"{env.package}=={env.version}"] = round(time.monotonic() - t0, 2)
 
-    def _make(self, side: str, kind: str, package: str, version: str) -> Environment:
+    def _make(self, side: str, kind: str, package: str, version: str, **kw: object) -> Environment:
         return make_env(kind, package, version, self.envs / side,
-                        install_timeout=self.plan.timeouts.install, log_dir=self.logs)
+                        install_timeout=self.plan.timeouts.install, log_dir=self.logs, **kw)
 
     def _runtime(self, label: str, factory: Callable[[], Runtime]) -> Runtime:
         with self._key_lock(("runtime", label)):
@@ -172,7 +173,11 @@ class Runner:
             return self._record(self._infra_row(
                 cell, Outcome.NOT_APPLICABLE, "", "no CLI version in the matrix is compatible with this SDK version"))
         fam = FAMILIES[cell.family]
-        sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version)
+        extras = {"extras": fam.sdk_extras} if fam.sdk_extras else {}
+        sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version, **extras)
+        assert isinstance(sdk, UvVenv)
+        if fam.standin:
+            return self._measure_standin(cell, sdk)
         cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)
         assert isinstance(sdk, UvVenv) and isinstance(cli_env, NpmPrefix)
         for attempt in (1, 2):
@@ -193,6 +198,36 @@ class Runner:
                         cell, Outcome.INFRA_ERROR, "harness", "an environment was evicted twice while in use"))
         raise AssertionError("unreachable")
 
+    def _cell_spec(self, cell: Cell) -> HandshakeCell:
+        return HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
+                             self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
+                             use_shim=self.through_shim)
+
+    def _measure_standin(self, cell: Cell, sdk: UvVenv) -> Row | None:
+        """A family whose other side is our stand-in: only the SDK is installed."""
+        for attempt in (1, 2):
+            try:
+                self._ensure(sdk)
+            except UninstallableError as err:
+                return self._record(self._infra_row(cell, Outcome.UNINSTALLABLE, "sdk", err))
+            except InfraError as err:
+                return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "sdk", err))
+            try:
+                with sdk.in_use():
+                    if not sdk.is_ready():
+                        raise _Evicted
+                    row = run_cosmo(self._cell_spec(cell), cell.probe, cell.mutation, sdk, self.store.directory,
+                                    self.reaper)
+            except _Evicted:
+                if attempt == 2:
+                    return self._record(self._infra_row(
+                        cell, Outcome.INFRA_ERROR, "harness", "an environment was evicted twice while in use"))
+                continue
+            except InfraError as err:
+                return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
+            return None if self.reaper.cancelled else self._record(row)
+        raise AssertionError("unreachable")
+
     def _probe(self, cell: Cell, sdk: UvVenv, cli_env: NpmPrefix) -> Row | None:
         try:
             with sdk.in_use(), cli_env.in_use():
@@ -200,9 +235,7 @@ class Runner:
                     raise _Evicted  # removed between our check and our shared lock
                 cli = self._cli(cli_env)
                 runtime = cli.runtime or self._runtimes()[-1].get()
-                hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
-                                   self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
-                                   use_shim=self.through_shim)
+                hs = self._cell_spec(cell)
                 if cell.probe == "contract":
                     row = run_python_contract(hs, sdk, cli, runtime, self.reaper)
                 elif cell.probe == "tolerance":

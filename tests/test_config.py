@@ -98,3 +98,13 @@ def test_unwritable_results_dir_is_a_user_error(tmp_path: Path, capsys: pytest.C
     code = main(["run", "--config", str(cfg), "--results", str(blocker / "sub")])
     assert code == 2
     assert "not writable" in capsys.readouterr().err
+
+
+def test_a_stand_in_family_takes_no_cli_selection(tmp_path: Path) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text('[families.cosmo-python]\nprobes = ["tolerance"]\nsdk.select = ["all"]\ncli.select = ["1.0"]\n')
+    standin = [n for n, f in FAMILIES.items() if f.standin]
+    with pytest.raises(ConfigError, match=r"families\.cosmo-python\.cli.*stand-in"):
+        load_plan(path, list(FAMILIES), PROBES, standin)
+    path.write_text('[families.cosmo-python]\nprobes = ["strictness"]\nsdk.select = ["all"]\n')
+    assert load_plan(path, list(FAMILIES), PROBES, standin).families["cosmo-python"].probes == ["strictness"]

@@ -46,3 +46,16 @@ def test_contract_judgement() -> None:
     assert not broken["cli_terminated"] and not broken["queued_call_rejected"] and not broken["no_files_written"]
     slow = judge({"queued_call": {"ok": False}, "queued_settled_after_start_s": 9.0}, [], [])
     assert not slow["queued_call_rejected"]
+
+
+def test_a_stand_in_family_plans_every_check_of_its_probes_for_every_version() -> None:
+    from matrix.cosmo.checks import STANDIN_VERSION, checks_of
+
+    cosmo = Resolved("cosmo-python", ["0.1.0", "0.6.1"], [STANDIN_VERSION], ["tolerance", "strictness"], [], [])
+    cells = cosmo.standin_cells()
+    names = {c.name for p in ("tolerance", "strictness") for c in checks_of(p)}
+    assert {(c.sdk_version, c.mutation) for c in cells} == {(s, n) for s in ("0.1.0", "0.6.1") for n in names}
+    assert {c.cli_version for c in cells} == {STANDIN_VERSION}
+    # It has no handshake, so nothing is planned from handshake verdicts.
+    assert cosmo.cells() == [] and cosmo.tolerance_cells(ROWS) == [] and cosmo.contract_cells(ROWS) == []
+    assert RESOLVED.standin_cells() == []

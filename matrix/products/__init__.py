@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cosmo.checks import STANDIN_VERSION
+
 __all__ = ["FAMILIES", "Family"]
 
 
@@ -16,6 +18,14 @@ class Family:
     cli_package: str
     probes: tuple[str, ...]
     description: str
+    sdk_extras: tuple[str, ...] = ()  # requested for every version; a release without them installs without
+    # A family whose other side is our local stand-in has one fixed "CLI version" (the
+    # stand-in's contract version) and no registry on that side.
+    standin: str | None = None
+
+    @property
+    def other_side(self) -> str:
+        return "server" if self.standin else "CLI"
 
 
 FAMILIES: dict[str, Family] = {
@@ -29,6 +39,17 @@ FAMILIES: dict[str, Family] = {
             cli_package="@github/copilot",
             probes=("handshake", "tolerance", "contract"),
             description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
+        ),
+        Family(
+            name="cosmo-python",
+            sdk_ecosystem="pypi",
+            sdk_package="cosmo-ai-sdk",
+            cli_ecosystem="stand-in",
+            cli_package="cosmo stand-in",
+            probes=("tolerance", "identity", "strictness"),
+            description="cosmo-ai-sdk (PyPI) against a local stand-in of the Cosmo backend",
+            sdk_extras=("websocket",),
+            standin=STANDIN_VERSION,
         ),
     )
 }

@@ -1,0 +1,95 @@
+"""The Cosmo probes: one check, one cosmo-ai-sdk release, one stand-in started for it.
+
+The stand-in serves the check's scenario (``matrix/cosmo/scenarios.json``) from a thread
+of the harness and logs what it receives into the results directory, next to the row
+that cites it; the agent drives the release in its own venv and sandbox."""
+
+from __future__ import annotations
+
+import json
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import HARNESS_VERSION, proc
+from ..cosmo import background
+from ..cosmo.standin import Scenario
+from ..cosmo.verdicts import judge
+from ..envs import UvVenv
+from ..report_schema import parse_report
+from ..sandbox import sandbox
+from ..store import Row
+from . import AGENTS_DIR
+from .handshake import HandshakeCell, redact
+
+__all__ = ["PATHS", "SCENARIOS", "run_cosmo", "scenario_for", "standin_log_path"]
+
+SCENARIOS: dict[str, Any] = json.loads((Path(__file__).parent.parent / "cosmo" / "scenarios.json").read_text())
+
+# How the agent reached a release (it reports which): shown on the site next to each row.
+PATHS = {
+    "websocket": "the release's own websocket transport, end to end against the stand-in",
+    "room-relay": "the release's REST calls against the stand-in; its LiveKit room (not hostable here) replaced "
+                  "at RealtimeSession._make_transport, the seam its own tests use, by a transport relaying the "
+                  "same data-channel frames over HTTP, so its real frame encoder and decoder run",
+    "none": "nothing to drive: the release has no client",
+}
+
+
+def scenario_for(check: str) -> Scenario:
+    return Scenario.from_json(SCENARIOS[check])
+
+
+def standin_log_path(results: Path, family: str, sdk: str, check: str) -> Path:
+    return results.absolute() / "standin" / family / f"sdk-{sdk}" / f"{check}.jsonl"
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    entries = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return entries
+
+
+def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results: Path,
+              reaper: proc.Reaper | None = None) -> Row:
+    scenario = scenario_for(check)
+    log = standin_log_path(results, cell.family, cell.sdk_version, check)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
+    cfg = {"check": check, "step_timeout": cell.call_timeout, "event_wait": 8}
+    with background.serving(scenario, log) as server, sandbox(cell.scratch) as box:
+        env = {**box.env, "COSMO_BASE_URL": server.url}
+        argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / "cosmo_python.py"), json.dumps(cfg))
+        res = proc.run(proc.Request(argv, env, box.root, timeout=cell.probe_timeout, grace=cell.grace), reaper)
+    report = parse_report(res.stdout)
+    entries = _read_log(log)
+    verdict = judge(check, report, res, entries, scenario)
+    path = str(report.extra.get("path", "")) if report else ""
+    detail: dict[str, Any] = {
+        **verdict.detail,
+        "path": path,
+        "path_text": PATHS.get(path, ""),
+        "standin_log": str(log.relative_to(results.absolute())),
+        "agent_stderr_tail": redact(res.stderr[-2000:]),
+        "steps": [{"name": s.name, "ok": s.ok, "seconds": s.seconds} for s in report.steps] if report else [],
+    }
+    if verdict.error and verdict.error.traceback:
+        detail["traceback"] = redact(verdict.error.traceback[-4000:])
+    return Row(
+        family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version, probe=probe,
+        mutation=check, outcome=str(verdict.outcome),
+        error_type=verdict.error.type if verdict.error else None,
+        error_message=redact(verdict.error.message) if verdict.error else None,
+        seconds=round(res.elapsed, 3), leftovers_killed=list(res.leftovers), detail=detail,
+        harness_version=HARNESS_VERSION, measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+    )
