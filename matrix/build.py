@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import HARNESS_VERSION, __version__, proc
+from .cosmo_pages import STANDIN_CHECKS, standin_frame
 from .errors import InfraError, UserError
 from .heatmap import save_heatmap
 from .notebooks import render_notebooks
@@ -47,6 +48,17 @@ def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
         if png.exists() and stamp.exists() and stamp.read_text() == key:
             continue  # same cells, same picture
         save_heatmap(part, f"{family}: handshake (number: negotiated protocol)", png)
+        stamp.write_text(key)
+    checks = standin_frame(frame)
+    for family, part in checks.groupby("family"):
+        png = assets / f"heatmap-{family}.png"
+        stamp = png.with_suffix(".sha")
+        key = _digest(part[["sdk_version", "mutation", "outcome"]]) + HARNESS_VERSION
+        if png.exists() and stamp.exists() and stamp.read_text() == key:
+            continue
+        present = set(part["mutation"])
+        save_heatmap(part, f"{family}: checks", png,
+                     columns="mutation", xlabel="check", order=[c for c in STANDIN_CHECKS if c in present])
         stamp.write_text(key)
 
 

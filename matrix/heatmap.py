@@ -21,16 +21,22 @@ __all__ = ["heatmap_figure", "png_bytes", "save_heatmap"]
 _ORDER = list(OUTCOME_INFO)
 _CODE = {o.value: i for i, o in enumerate(_ORDER)}
 _MARK = {Outcome.REFUSED: "R", Outcome.LAUNCH_FAILED: "L", Outcome.HANG: "H", Outcome.CRASHED: "C",
-         Outcome.UNINSTALLABLE: "U", Outcome.INFRA_ERROR: "?", Outcome.HARNESS_ERROR: "!"}
+         Outcome.UNINSTALLABLE: "U", Outcome.INFRA_ERROR: "?", Outcome.HARNESS_ERROR: "!",
+         Outcome.SURFACED: "S", Outcome.IGNORED: "I", Outcome.DOWNGRADED: "D", Outcome.LOST: "X",
+         Outcome.FATAL: "F", Outcome.NOT_APPLICABLE: "-", Outcome.KEPT: "K", Outcome.BROKEN: "B"}
 
 
-def heatmap_figure(frame: pd.DataFrame, title: str) -> Figure:
+def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version", xlabel: str = "CLI version",
+                   order: list[str] | None = None) -> Figure:
+    """``columns``: the field across; ``order``: its values left to right (default: by version)."""
     sdks = sorted(frame["sdk_version"].unique(), key=sort_key)
-    clis = sorted(frame["cli_version"].unique(), key=sort_key)
+    clis = order or sorted(frame[columns].unique(), key=sort_key)
     grid = np.full((len(sdks), len(clis)), np.nan)
     labels: dict[tuple[int, int], str] = {}
     for rec in frame.to_dict("records"):
-        i, j = sdks.index(str(rec["sdk_version"])), clis.index(str(rec["cli_version"]))
+        if str(rec[columns]) not in clis:
+            continue
+        i, j = sdks.index(str(rec["sdk_version"])), clis.index(str(rec[columns]))
         o = Outcome(str(rec["outcome"]))
         grid[i, j] = _CODE[o.value]
         proto: Any = rec.get("protocol")
@@ -47,10 +53,11 @@ def heatmap_figure(frame: pd.DataFrame, title: str) -> Figure:
               interpolation="nearest")
     ax.set_xticks(range(len(clis)), clis, rotation=90, fontsize=7)
     ax.set_yticks(range(len(sdks)), sdks, fontsize=7)
-    ax.set_xlabel("CLI version")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("SDK version")
     ax.set_title(title, fontsize=10)
-    dark = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE}
+    dark = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE, Outcome.SURFACED,
+            Outcome.FATAL, Outcome.KEPT}
     for (i, j), text in labels.items():
         o = _ORDER[int(grid[i, j])]
         ax.text(j, i, text, ha="center", va="center", fontsize=6,
@@ -66,9 +73,9 @@ def heatmap_figure(frame: pd.DataFrame, title: str) -> Figure:
     return fig
 
 
-def save_heatmap(frame: pd.DataFrame, title: str, path: Path) -> None:
+def save_heatmap(frame: pd.DataFrame, title: str, path: Path, **axes: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    heatmap_figure(frame, title).savefig(path)
+    heatmap_figure(frame, title, **axes).savefig(path)
 
 
 def png_bytes(fig: Figure) -> bytes:

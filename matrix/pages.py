@@ -26,7 +26,7 @@ from .analysis import (
     upgrade_advice,
     working_ranges,
 )
-from .outcomes import HANDSHAKE_OUTCOMES, OUTCOME_INFO, TOLERANCE_OUTCOMES, Outcome
+from .outcomes import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES, Outcome
 from .products import FAMILIES
 from .store import Releases
 
@@ -103,8 +103,10 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
 
 def legend() -> str:
     parts = []
-    for title, outcomes in (("Handshake cells", HANDSHAKE_OUTCOMES), ("Tolerance checks", TOLERANCE_OUTCOMES)):
-        rows = [f"| {badge(o.value)} | {esc(OUTCOME_INFO[o][1].removeprefix('Tolerance: '))} |" for o in outcomes]
+    for title, outcomes in (("Handshake cells", HANDSHAKE_OUTCOMES), ("Tolerance checks", TOLERANCE_OUTCOMES),
+                            ("Promise checks", PROMISE_OUTCOMES[:2])):
+        meaning = {o: OUTCOME_INFO[o][1].removeprefix("Tolerance: ").removeprefix("Promise check: ") for o in outcomes}
+        rows = [f"| {badge(o.value)} | {esc(meaning[o])} |" for o in outcomes]
         parts.append(f"**{title}**\n\n| outcome | meaning |\n|---|---|\n" + "\n".join(rows))
     return "\n\n".join(parts)
 
@@ -128,13 +130,18 @@ def _write(path: Path, text: str) -> None:
 
 def home(data: SiteData) -> str:
     fams = sorted(data.frame["family"].unique())
-    links = "\n".join(f"- [{f}](matrix/{f}.md): {esc(FAMILIES[f].description) if f in FAMILIES else ''}"
+
+    def page(f: str) -> str:
+        return f"cosmo/{f}.md" if f in FAMILIES and FAMILIES[f].standin else f"matrix/{f}.md"
+
+    links = "\n".join(f"- [{f}]({page(f)}): {esc(FAMILIES[f].description) if f in FAMILIES else ''}"
                       for f in fams)
     return f"""# compat-matrix
 
 Which released SDK versions work with which released CLI versions, **measured**: every cell
-below is one real SDK release from its registry, started against one real CLI release in a
-sandbox. Nothing here is inferred from version numbers.
+below is one real SDK release from its registry, started against one real CLI release (or,
+for Cosmo, whose backend is not reachable, a strict local stand-in of it) in a sandbox.
+Nothing here is inferred from version numbers.
 
 <p class="cm-stamp">Generated {esc(data.generated_at)} · harness {esc(HARNESS_VERSION)} ·
 compat-matrix {esc(__version__)}</p>
@@ -156,6 +163,8 @@ compat-matrix {esc(__version__)}</p>
 - [The matrices](matrix/index.md): heatmap and every row, sortable and filterable.
 - [Tolerance](tolerance/index.md): what each SDK version does with unknown fields, event types and
   enum values, with the transcript of every check; and the failure contract after a failed handshake.
+- [Cosmo](cosmo/index.md): every cosmo-ai-sdk release against a strict stand-in: tolerance,
+  identity and strict-server findings, each promise of its design next to what every release does.
 - [Versions](versions/index.md): one page per SDK and per CLI version.
 - [Pin guide](pins.md): copy-paste version ranges that were measured to work.
 - [Notebooks](notebooks/index.md): analyses executed against these results at build time.
@@ -362,7 +371,7 @@ def write_pages(data: SiteData, docs: Path, results: Path | None = None) -> list
         written.append(docs / rel)
 
     put("index.md", home(data))
-    families = sorted(data.frame["family"].unique())
+    families = sorted(handshake(data.frame)["family"].unique())
     put("matrix/index.md", "# Matrices\n\n" + "\n".join(f"- [{f}]({f}.md)" for f in families) + "\n")
     for family in families:
         put(f"matrix/{family}.md", matrix_page(data, family))
@@ -373,13 +382,16 @@ def write_pages(data: SiteData, docs: Path, results: Path | None = None) -> list
             put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
     put("versions/index.md", versions_index(data))
     put("pins.md", pins_page(data))
+    from .cosmo_pages import cosmo_pages
     from .tolerance_pages import tolerance_pages
 
     for rel, text in tolerance_pages(data.frame, results or docs).items():
         put(rel, text)
+    for rel, text in cosmo_pages(data.frame, results or docs, data.releases).items():
+        put(rel, text)
     # Pages of versions no longer in the results must not stay published.
     keep = set(written)
-    for folder in ("matrix", "versions", "tolerance"):
+    for folder in ("matrix", "versions", "tolerance", "cosmo"):
         for stale in (docs / folder).rglob("*.md"):
             if stale not in keep:
                 stale.unlink()

@@ -12,6 +12,7 @@ import pandas as pd
 
 from .analysis import sort_by_version, sorted_versions
 from .pages import badge, esc, esc_raw
+from .products import FAMILIES
 from .shim import RULES
 
 __all__ = ["tolerance_pages"]
@@ -138,7 +139,8 @@ def cell_page(row: Any, results: Path) -> str:
 def tolerance_pages(frame: pd.DataFrame, results: Path) -> dict[str, str]:
     """Relative path -> page text, for every family with tolerance rows."""
     pages: dict[str, str] = {}
-    tol = frame[frame["probe"] == "tolerance"]
+    standin = [f for f, fam in FAMILIES.items() if fam.standin]  # their pages: cosmo_pages
+    tol = frame[(frame["probe"] == "tolerance") & ~frame["family"].isin(standin)]
     families = sorted(tol["family"].unique())
     pages["tolerance/index.md"] = "# Additive tolerance\n\n" + "\n".join(
         f"- [{f}]({f}.md)" for f in families) + ("\n" if families else "No tolerance checks measured yet.\n")

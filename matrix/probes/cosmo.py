@@ -78,6 +78,7 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
         **verdict.detail,
         "path": path,
         "path_text": PATHS.get(path, ""),
+        "api": report.api if report else {},
         "standin_log": str(log.relative_to(results.absolute())),
         "agent_stderr_tail": redact(res.stderr[-2000:]),
         "steps": [{"name": s.name, "ok": s.ok, "seconds": s.seconds} for s in report.steps] if report else [],

@@ -1,0 +1,58 @@
+"""The Cosmo section of the site, from stored rows (our own rendering only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from matrix.cosmo.checks import CHECKS, STANDIN_VERSION
+from matrix.cosmo_pages import cosmo_pages
+from matrix.store import Row, Store, load_frame
+
+EVIL = "<script>alert(1)</script>"
+
+
+def stored(tmp_path: Path) -> Path:
+    results = tmp_path / "results"
+    store = Store(results)
+    log = results / "standin" / "cosmo-python" / "sdk-0.1.0" / "strict.data-channel.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(json.dumps({"kind": "frame", "frame": {"type": "send-text", "content": EVIL}}) + "\n")
+    for sdk in ("0.1.0", "0.6.1"):
+        for check in CHECKS:
+            broken = sdk == "0.1.0" and check.name == "strict.data-channel"
+            detail = {"path": "room-relay" if sdk == "0.1.0" else "websocket", "api": {"client": "RealtimeClient"}}
+            if broken:
+                detail.update(rejected=[{"where": "data-channel", "message": "send-text", "unknown": ["options"]}],
+                              standin_log=str(log.relative_to(results)))
+            store.append(Row(family="cosmo-python", sdk_version=sdk, cli_version=STANDIN_VERSION,
+                             probe=check.probe, mutation=check.name,
+                             outcome="broken" if broken else "kept" if check.probe != "tolerance" else "surfaced",
+                             error_message=f"dropped {EVIL}" if broken else None, detail=detail, harness_version="t"))
+    store.append(Row(family="cosmo-python", sdk_version="0.6.1", cli_version=STANDIN_VERSION, probe="strictness",
+                     mutation="a-check-that-no-longer-exists", outcome="broken", harness_version="t"))
+    return results
+
+
+def test_family_page_has_every_check_for_every_release_and_the_findings(tmp_path: Path) -> None:
+    results = stored(tmp_path)
+    frame, _ = load_frame(results)
+    pages = cosmo_pages(frame, results, {"cosmo-python": {"sdk": {"0.1.0": "2026-07-31T00:00:00"}}})
+    assert set(pages) == {"cosmo/index.md", "cosmo/cosmo-python.md", "cosmo/cosmo-python/sdk-0.1.0.md",
+                          "cosmo/cosmo-python/sdk-0.6.1.md"}
+    page = pages["cosmo/cosmo-python.md"]
+    for check in CHECKS:
+        assert page.count(f"sdk-0.6.1.md#{check.name.replace('.', '-')}") >= 1
+        assert check.promise[:40] in page
+    assert "a-check-that-no-longer-exists" not in page
+    assert "<code>send-text</code>: options" in page and "`room-relay`" in page and "2026-07-31" in page
+    assert EVIL not in page
+
+
+def test_version_page_shows_the_stand_in_log_as_text(tmp_path: Path) -> None:
+    results = stored(tmp_path)
+    frame, _ = load_frame(results)
+    page = cosmo_pages(frame, results, {})["cosmo/cosmo-python/sdk-0.1.0.md"]
+    assert EVIL not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the error message and the logged frame, escaped
+    assert "send-text" in page and "{ #strict-data-channel }" in page
