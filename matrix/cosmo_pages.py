@@ -252,11 +252,9 @@ def cosmo_pages(frame: pd.DataFrame, results: Path, releases: Releases) -> dict[
     """Relative path -> page text for every stand-in family with rows."""
     sub = standin_frame(frame)
     families = sorted(sub["family"].unique())
-    pages: dict[str, str] = {}
-    if not families:
-        return pages
-    pages["cosmo/index.md"] = "# Cosmo\n\n" + "\n".join(
-        f"- [{f}]({f}.md): {esc(FAMILIES[f].description)}" for f in families) + "\n"
+    pages: dict[str, str] = {"cosmo/index.md": "# Cosmo\n\n" + ("\n".join(
+        f"- [{f}]({f}.md): {esc(FAMILIES[f].description)}" for f in families) or
+        "No Cosmo results yet: run `compat-matrix run --family cosmo-python`.") + "\n"}
     for family in families:
         part = sub[sub["family"] == family]
         pages[f"cosmo/{family}.md"] = family_page(part, family, releases.get(family, {}).get("sdk", {}))
