@@ -102,7 +102,8 @@ def test_scenario_rejects_unknown_keys() -> None:
 def test_lenient_places_record_what_a_strict_server_refuses_but_accept_it(tmp_path: Path) -> None:
     config = {**CONFIG, "version": "1.0"}
     frames = [{"type": "send-text", "content": "hi", "options": {}}, {"type": "end"}]
-    status, _, got = asyncio.run(_session(tmp_path, config, frames, Scenario(lenient=["session-start", "data-channel"])))
+    lenient = Scenario(lenient=["session-start", "data-channel"])
+    status, _, got = asyncio.run(_session(tmp_path, config, frames, lenient))
     assert status == 200 and [f["type"] for f in got][2:4] == ["model-text", "turn-complete"]
     log = entries(tmp_path / "log.jsonl")
     assert not [e for e in log if e["kind"] == "rejected"]

@@ -138,7 +138,8 @@ def test_exports_and_version_mismatch() -> None:
 def test_strictness_lists_the_keys_and_what_the_application_was_told() -> None:
     config = start({"type": "session-config", "version": "1.0"}, None)
     refused = {"kind": "rejected", "where": "session-start", "unknown": ["version"]}
-    steps = [{"name": "session", "ok": False, "error": {"type": "SessionStartError", "message": "unknown field: version"}}]
+    told = {"type": "SessionStartError", "message": "unknown field: version"}
+    steps = [{"name": "session", "ok": False, "error": told}]
     outcome, message = verdict("strict.session-start", log=[config, refused], steps=steps)
     assert outcome == Outcome.BROKEN and "version" in message and "SessionStartError" in message
     dropped = {"kind": "rejected", "where": "data-channel", "unknown": ["options"], "frame": {"type": "send-text"}}
