@@ -68,6 +68,9 @@ class Reaper:
             self._groups.add(pgid)
             if marker:
                 self._markers.add(marker)
+            cancelled = self.cancelled
+        if cancelled:  # spawned while kill_all ran: it saw neither this group nor its marker
+            _signal_group(pgid, signal.SIGKILL)
 
     def discard(self, pgid: int, marker: str | None) -> None:
         with self._lock:
@@ -76,8 +79,8 @@ class Reaper:
                 self._markers.discard(marker)
 
     def kill_all(self) -> None:
-        self.cancelled = True
-        with self._lock:
+        with self._lock:  # with add(): every group is either seen here or killed there
+            self.cancelled = True
             groups, markers = list(self._groups), list(self._markers)
         for pgid in groups:
             _signal_group(pgid, signal.SIGKILL)
