@@ -15,9 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from . import HARNESS_VERSION, __version__, proc
+from .compare_pages import compare_slug, compared_families
 from .cosmo_pages import STANDIN_CHECKS, standin_frame
 from .errors import InfraError, UserError
-from .heatmap import save_heatmap
+from .heatmap import save_compare, save_heatmap
 from .notebooks import render_notebooks
 from .pages import SiteData, write_pages
 from .report import REPORT_COLUMNS, records
@@ -48,6 +49,14 @@ def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
         if png.exists() and stamp.exists() and stamp.read_text() == key:
             continue  # same cells, same picture
         save_heatmap(part, f"{family}: handshake (number: negotiated protocol)", png)
+        stamp.write_text(key)
+    for cli_package, families in compared_families(frame).items():
+        png = assets / f"compare-{compare_slug(cli_package)}.png"
+        stamp = png.with_suffix(".sha")
+        key = _digest(hs[hs["family"].isin(families)][["family", "sdk_version", "cli_version", "outcome", "protocol"]])
+        if png.exists() and stamp.exists() and stamp.read_text() == key:
+            continue
+        save_compare(hs, families, f"{cli_package}: the SDKs side by side (number: negotiated protocol)", png)
         stamp.write_text(key)
     checks = standin_frame(frame)
     for family, part in checks.groupby("family"):

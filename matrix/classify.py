@@ -27,7 +27,7 @@ _LAUNCH = re.compile(
     r"process (has )?exited|exited with (code|status)|process.*(died|terminated)|"
     r"cli not found|no such file|ENOENT|permission denied|EACCES|not executable|"
     r"failed to start|could not start|requires node|node\.js (version )?v?\d+|"
-    r"connection (closed|lost|reset)|broken pipe|stream (closed|ended)|EOF)",
+    r"connection (closed|lost|reset)|connection got disposed|broken pipe|EPIPE|stream (closed|ended)|EOF)",
     re.I,
 )
 _LAUNCH_TYPES = {"FileNotFoundError", "PermissionError", "BrokenPipeError",
@@ -92,6 +92,9 @@ def classify_handshake(
         return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("HarnessError", report.harness_error))
 
     steps = {s.name: s for s in report.steps}
+    if report.extra.get("no_code"):
+        imp = steps.get("import")
+        return Verdict(Outcome.NOT_APPLICABLE, imp.error if imp else None, {"phase": "import"})
     imp = steps.get("import")
     if imp is None or not imp.ok:
         err = imp.error if imp and imp.error else ErrorInfo("ImportError", "the SDK was not imported")
@@ -126,4 +129,7 @@ def classify_handshake(
     pinned = [w for w in report.warnings if re.search(r"protocol|version", w, re.I)]
     if pinned:
         return Verdict(Outcome.DEGRADED, ErrorInfo("Warning", pinned[0]), {"phase": "start"})
+    uncaught = report.extra.get("uncaught") or []
+    if uncaught:  # everything answered, but the SDK threw where the application cannot catch it
+        return Verdict(Outcome.DEGRADED, ErrorInfo("UncaughtError", str(uncaught[0])[:1500]), {"phase": "uncaught"})
     return Verdict(Outcome.COMPATIBLE)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from . import HARNESS_VERSION, __version__
 from .analysis import (
     CONNECTS,
     WORKS,
+    Range,
     handshake,
     npm_spec,
     pip_spec,
@@ -212,6 +213,10 @@ def _window(decl: dict[str, Any]) -> str:
     return f"{low} to {top}"
 
 
+def _spec(ecosystem: str) -> Callable[[str, Range], str]:
+    return npm_spec if ecosystem == "npm" else pip_spec
+
+
 def _ranges_text(rs: Iterable[Any], package: str, spec: Any) -> str:
     items = [f"`{spec(package, r)}` ({len(r.versions)} measured: {', '.join(r.versions)})" for r in rs]
     return "\n".join(f"- {i}" for i in items) or "- none measured"
@@ -297,7 +302,8 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
         lines += ["Runtimes that could not start it (`--version`):", ""]
         lines += [f'- {esc(k)}: <code>{esc(v[:300])}</code>' for k, v in failures.items()]
         lines.append("")
-    lines += ["## SDK versions that work with it", "", _ranges_text(works, fam.sdk_package, pip_spec), "",
+    sdk_ranges = _ranges_text(works, fam.sdk_package, _spec(fam.sdk_ecosystem))
+    lines += ["## SDK versions that work with it", "", sdk_ranges, "",
               "## Every SDK version", "",
               '<table class="cm-table"><thead><tr><th>SDK</th><th>outcome</th><th>launch flags the SDK used</th>'
               "<th>error (exact)</th></tr></thead><tbody>"]
@@ -353,10 +359,12 @@ def pins_page(data: SiteData) -> str:
             rs = working_ranges(data.frame, family, sdk=sdk)
             specs = "<br>".join(f"<code>{esc(npm_spec(fam.cli_package, r))}</code>" for r in rs) or "none measured"
             lines.append(f"| [{sdk}](versions/{family}/{sdk_slug(sdk)}.md) | {specs} |")
-        lines += ["", "### SDK ranges for each CLI version (pip)", "", "| CLI | works with SDK |", "|---|---|"]
+        sdk_spec = _spec(fam.sdk_ecosystem)
+        lines += ["", f"### SDK ranges for each CLI version ({'pip' if sdk_spec is pip_spec else 'npm'})", "",
+                  "| CLI | works with SDK |", "|---|---|"]
         for cli in sorted_versions(sub["cli_version"]):
             rs = working_ranges(data.frame, family, cli=cli)
-            specs = "<br>".join(f"<code>{esc(pip_spec(fam.sdk_package, r))}</code>" for r in rs) or "none measured"
+            specs = "<br>".join(f"<code>{esc(sdk_spec(fam.sdk_package, r))}</code>" for r in rs) or "none measured"
             lines.append(f"| [{cli}](versions/{family}/{cli_slug(cli)}.md) | {specs} |")
         lines.append("")
     return "\n".join(lines)
@@ -372,7 +380,15 @@ def write_pages(data: SiteData, docs: Path, results: Path | None = None) -> list
 
     put("index.md", home(data))
     families = sorted(handshake(data.frame)["family"].unique())
-    put("matrix/index.md", "# Matrices\n\n" + "\n".join(f"- [{f}]({f}.md)" for f in families) + "\n")
+    from .compare_pages import compare_pages
+
+    compared = compare_pages(data.frame)
+    side_by_side = [f"- [{rel.removeprefix('matrix/').removesuffix('.md')}]({rel.removeprefix('matrix/')}): "
+                    "the SDK families against the same CLI versions" for rel in compared]
+    put("matrix/index.md", "# Matrices\n\n" + "\n".join([*(f"- [{f}]({f}.md)" for f in families), *side_by_side])
+        + "\n")
+    for rel, text in compared.items():
+        put(rel, text)
     for family in families:
         put(f"matrix/{family}.md", matrix_page(data, family))
         sub = handshake(data.frame, family)

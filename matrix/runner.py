@@ -23,14 +23,15 @@ from pathlib import Path
 from . import HARNESS_VERSION, proc
 from .config import Plan
 from .envs import Environment, NpmPrefix, UvVenv, evict, make_env, with_retries
-from .errors import InfraError, UninstallableError
+from .errors import InfraError, UninstallableError, UserError
 from .outcomes import Outcome
 from .probes.contract import run_python_contract
 from .probes.cosmo import run_cosmo
-from .probes.handshake import HandshakeCell, run_python_handshake
+from .probes.handshake import HandshakeCell, run_node_handshake, run_python_handshake
 from .probes.tolerance import run_python_tolerance
 from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
+from .products.node_sdk import NodeSdk, prepare_node_sdk
 from .sandbox import install_env
 from .store import Row, Store
 from .versions import sort_key
@@ -85,6 +86,7 @@ class Runner:
         self.logs = cache / "logs"
         self._failures: dict[tuple[str, str, str], Exception] = {}
         self._clis: dict[str, CliInstall] = {}
+        self._node_sdks: dict[Path, NodeSdk] = {}
         self._runtime_cache: dict[str, Runtime] = {}
         self._lock = threading.Lock()
         self._key_locks: dict[object, threading.Lock] = {}
@@ -173,13 +175,16 @@ class Runner:
             return self._record(self._infra_row(
                 cell, Outcome.NOT_APPLICABLE, "", "no CLI version in the matrix is compatible with this SDK version"))
         fam = FAMILIES[cell.family]
-        extras = {"extras": fam.sdk_extras} if fam.sdk_extras else {}
-        sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version, **extras)
-        assert isinstance(sdk, UvVenv)
+        if fam.sdk_ecosystem == "npm":
+            sdk: Environment = self._make("sdk", "npm-prefix", fam.sdk_package, cell.sdk_version)
+        else:
+            extras = {"extras": fam.sdk_extras} if fam.sdk_extras else {}
+            sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version, **extras)
         if fam.standin:
+            assert isinstance(sdk, UvVenv)
             return self._measure_standin(cell, sdk)
         cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)
-        assert isinstance(sdk, UvVenv) and isinstance(cli_env, NpmPrefix)
+        assert isinstance(cli_env, NpmPrefix)
         for attempt in (1, 2):
             for side, env in (("sdk", sdk), ("cli", cli_env)):
                 try:
@@ -228,21 +233,35 @@ class Runner:
             return None if self.reaper.cancelled else self._record(row)
         raise AssertionError("unreachable")
 
-    def _probe(self, cell: Cell, sdk: UvVenv, cli_env: NpmPrefix) -> Row | None:
+    def _node_sdk(self, prefix: NpmPrefix) -> NodeSdk:
+        with self._key_lock(("node-sdk", prefix.location)):
+            if prefix.location not in self._node_sdks:
+                self._node_sdks[prefix.location] = prepare_node_sdk(prefix, self._runtimes(), self.scratch,
+                                                                    timeout=self.plan.timeouts.probe)
+            return self._node_sdks[prefix.location]
+
+    def _run_probe(self, cell: Cell, sdk: Environment, cli: CliInstall, runtime: Runtime) -> Row:
+        hs = self._cell_spec(cell)
+        if isinstance(sdk, NpmPrefix) and cell.probe == "handshake":
+            return run_node_handshake(hs, self._node_sdk(sdk), cli, runtime, self.reaper)
+        if isinstance(sdk, UvVenv):
+            if cell.probe == "contract":
+                return run_python_contract(hs, sdk, cli, runtime, self.reaper)
+            if cell.probe == "tolerance":
+                return run_python_tolerance(hs, cell.mutation, sdk, cli, runtime, self.store.directory, self.reaper)
+            if cell.probe == "handshake":
+                return run_python_handshake(hs, sdk, cli, runtime, self.reaper)
+        # Planning only makes cells of a family's own probes; reaching here is our bug.
+        raise UserError(f"probe {cell.probe!r} is not implemented for {cell.family}")
+
+    def _probe(self, cell: Cell, sdk: Environment, cli_env: NpmPrefix) -> Row | None:
         try:
             with sdk.in_use(), cli_env.in_use():
                 if not (sdk.is_ready() and cli_env.is_ready()):
                     raise _Evicted  # removed between our check and our shared lock
                 cli = self._cli(cli_env)
                 runtime = cli.runtime or self._runtimes()[-1].get()
-                hs = self._cell_spec(cell)
-                if cell.probe == "contract":
-                    row = run_python_contract(hs, sdk, cli, runtime, self.reaper)
-                elif cell.probe == "tolerance":
-                    row = run_python_tolerance(hs, cell.mutation, sdk, cli, runtime, self.store.directory,
-                                               self.reaper)
-                else:
-                    row = run_python_handshake(hs, sdk, cli, runtime, self.reaper)
+                row = self._run_probe(cell, sdk, cli, runtime)
         except InfraError as err:
             return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
         if self.reaper.cancelled:

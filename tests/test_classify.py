@@ -123,3 +123,24 @@ def test_message_grading(message: str, names: bool, action: bool) -> None:
 def test_recorded_fixture_files_parse() -> None:
     for path in (Path(__file__).parent / "data").glob("agent-*.txt"):
         assert parse_report(path.read_text()) is not None, path
+
+
+def test_messages_lose_token_values_and_our_cache_paths() -> None:
+    from matrix.probes.handshake import redact
+
+    text = ("Cannot find module '/home/u/.cache/compat-matrix/envs/sdk/npm-prefix/github__copilot-sdk-0.1.11/"
+            "node_modules/x.json' with ghp_abcdefghijklmnopqrstuvwxyz0123")
+    assert redact(text) == ("Cannot find module '<sdk env github__copilot-sdk-0.1.11>/node_modules/x.json' with "
+                            "[redacted-token]")
+
+
+def test_node_agent_reports() -> None:
+    """What the Node agent adds: a release with no code, an uncaught error after a clean
+    handshake, a dead CLI's EPIPE."""
+    empty = AGENT_REPORT_PREFIX + json.dumps({"schema": 1, "no_code": True, "steps": [
+        {"name": "import", "ok": False, "error": err("Error", "the release has no code to import")}]})
+    assert classify(empty) == Outcome.NOT_APPLICABLE
+    uncaught = agent(*OK, observed_cli_version="1.0.102", uncaught=["uncaughtException: Error: write EPIPE"])
+    assert classify(uncaught) == Outcome.DEGRADED
+    epipe = agent({"name": "start", "ok": False, "error": err("ResponseError", "write EPIPE (code -32099)")})
+    assert classify(epipe) == Outcome.LAUNCH_FAILED

@@ -17,7 +17,7 @@ from ..report_schema import AgentReport, parse_report
 from ..sandbox import sandbox
 from . import AGENTS_DIR
 
-__all__ = ["AgentRun", "run_agent"]
+__all__ = ["AgentCommand", "AgentRun", "node_agent", "python_agent", "run_agent"]
 
 # Where CLI releases unpack their own package and write logs (it moved between releases,
 # and follows XDG_STATE_HOME / XDG_CONFIG_HOME / XDG_CACHE_HOME in some): the CLI's own
@@ -25,6 +25,23 @@ __all__ = ["AgentRun", "run_agent"]
 _CLI_OWN = (".copilot/pkg", ".copilot/logs", ".cache/copilot/pkg", ".local/state/.copilot/pkg",
             ".config/.copilot/logs", ".local/state/copilot")
 _HOME_LIST_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    """How an agent script runs inside one SDK's environment: the interpreter (and flags)
+    before the script, and directories its PATH needs."""
+
+    prefix: tuple[str, ...]
+    path_dirs: tuple[Path, ...] = ()
+
+
+def python_agent(venv: UvVenv) -> AgentCommand:
+    return AgentCommand((str(venv.interpreter), "-I"))  # -I: nothing from the sandbox's cwd or env
+
+
+def node_agent(node: Path) -> AgentCommand:
+    return AgentCommand((str(node),), (node.parent,))
 
 
 @dataclass(frozen=True)
@@ -50,10 +67,10 @@ def _home_files(home: Path) -> list[str]:
     return sorted(found)
 
 
-def run_agent(agent: str, cfg: dict[str, Any], venv: UvVenv, cli: CliInstall, runtime: Runtime,
+def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliInstall, runtime: Runtime,
               timeout: float, grace: float, scratch: Path, reaper: proc.Reaper | None = None,
               shim_rule: str | None = None, use_shim: bool = False, transcript: Path | None = None) -> AgentRun:
-    with sandbox(scratch, path_dirs=[runtime.node.parent]) as box:
+    with sandbox(scratch, path_dirs=[*command.path_dirs, runtime.node.parent]) as box:
         shim = None
         if use_shim:
             config = box.root / "shim.json"
@@ -66,8 +83,7 @@ def run_agent(agent: str, cfg: dict[str, Any], venv: UvVenv, cli: CliInstall, ru
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.
         env.update(COPILOT_CLI_PATH=str(launcher), COPILOT_SKIP_CLI_DOWNLOAD="1")
-        argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / agent),
-                json.dumps({**cfg, "cli_path": str(launcher)}))
+        argv = (*command.prefix, str(AGENTS_DIR / agent), json.dumps({**cfg, "cli_path": str(launcher)}))
         res = proc.run(proc.Request(argv, env, box.root, timeout=timeout, grace=grace), reaper)
         launches = read_launches(log)
         home = _home_files(box.home)

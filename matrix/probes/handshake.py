@@ -13,18 +13,24 @@ from .. import HARNESS_VERSION, proc
 from ..classify import Verdict, classify_handshake, grade_message
 from ..envs import UvVenv
 from ..products.copilot_cli import CliInstall, Runtime
+from ..products.node_sdk import NodeSdk
 from ..store import Row
-from .agent_run import AgentRun, run_agent
+from .agent_run import AgentRun, node_agent, python_agent, run_agent
 
-__all__ = ["HandshakeCell", "build_row", "redact", "run_python_handshake"]
+__all__ = ["HandshakeCell", "build_row", "redact", "run_node_handshake", "run_python_handshake"]
 
 _TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
                        r"(?:sk|xox[abp])-[A-Za-z0-9-]{20,})\b")
 
 
+# Where our cache put an environment says nothing about the SDK and differs per machine.
+_ENV_PATH = re.compile(r"/[^\s'\"]*?/envs/(sdk|cli|runtime)/[^/\s'\"]+/([^/\s'\"]+)")
+
+
 def redact(text: str) -> str:
-    """Third-party output may echo a credential; keep its shape, drop its value."""
-    return _TOKENISH.sub("[redacted-token]", text)
+    """Third-party output may echo a credential; keep its shape, drop its value. Paths
+    into our environment cache are shortened to the environment's name."""
+    return _ENV_PATH.sub(r"<\1 env \2>", _TOKENISH.sub("[redacted-token]", text))
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,21 @@ def run_python_handshake(
     reaper: proc.Reaper | None = None,
 ) -> Row:
     cfg = {"step_timeout": cell.call_timeout, "log_level": "error"}
-    run = run_agent("copilot_python_handshake.py", cfg, venv, cli, runtime, cell.probe_timeout, cell.grace,
-                    cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
+    run = run_agent("copilot_python_handshake.py", cfg, python_agent(venv), cli, runtime, cell.probe_timeout,
+                    cell.grace, cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
     return build_row(cell, "handshake", "", run, verdict, runtime, cli)
+
+
+def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
+                       reaper: proc.Reaper | None = None) -> Row:
+    cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "sdk_dir": str(sdk.package_dir)}
+    run = run_agent("copilot_node_handshake.mjs", cfg, node_agent(sdk.runtime.node), cli, runtime,
+                    cell.probe_timeout, cell.grace, cell.scratch, reaper, use_shim=cell.use_shim,
+                    transcript=cell.transcript)
+    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    extra: dict[str, Any] = {"sdk_runtime": sdk.runtime.label, "sdk_import_failures": sdk.import_failures}
+    if run.report:
+        extra.update(spawned=run.report.launched[:5], uncaught=(run.report.extra.get("uncaught") or [])[:5],
+                     ping_protocol=run.report.extra.get("ping_protocol"))
+    return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)

@@ -41,6 +41,15 @@ FAMILIES: dict[str, Family] = {
             description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
         ),
         Family(
+            name="copilot-node",
+            sdk_ecosystem="npm",
+            sdk_package="@github/copilot-sdk",
+            cli_ecosystem="npm",
+            cli_package="@github/copilot",
+            probes=("handshake",),
+            description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
+        ),
+        Family(
             name="cosmo-python",
             sdk_ecosystem="pypi",
             sdk_package="cosmo-ai-sdk",
