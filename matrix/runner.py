@@ -28,7 +28,7 @@ from .outcomes import Outcome
 from .probes.contract import run_python_contract
 from .probes.cosmo import run_cosmo
 from .probes.handshake import HandshakeCell, run_node_handshake, run_python_handshake
-from .probes.tolerance import run_python_tolerance
+from .probes.tolerance import run_node_tolerance, run_python_tolerance
 from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
 from .products.node_sdk import NodeSdk, prepare_node_sdk
@@ -244,6 +244,9 @@ class Runner:
         hs = self._cell_spec(cell)
         if isinstance(sdk, NpmPrefix) and cell.probe == "handshake":
             return run_node_handshake(hs, self._node_sdk(sdk), cli, runtime, self.reaper)
+        if isinstance(sdk, NpmPrefix) and cell.probe == "tolerance":
+            return run_node_tolerance(hs, cell.mutation, self._node_sdk(sdk), cli, runtime, self.store.directory,
+                                      self.reaper)
         if isinstance(sdk, UvVenv):
             if cell.probe == "contract":
                 return run_python_contract(hs, sdk, cli, runtime, self.reaper)

@@ -64,3 +64,21 @@ def test_a_release_that_does_not_import_is_crashed_with_the_reason(results: Path
     r = row(results, "0.1.32")
     assert r["outcome"] == "crashed" and "vscode-jsonrpc/node" in r["error_message"]
     assert "/.cache/" not in r["error_message"]  # our cache path is shortened to the environment's name
+
+
+def test_unknown_event_and_retyped_field_reach_the_application_as_sent(tmp_path: Path,
+                                                                      latest: tuple[str, str]) -> None:
+    """JavaScript widens: the newest SDK hands both events to the application raw, and the
+    session keeps working (the canary after them arrives)."""
+    sdk, cli = latest
+    plan = Plan.model_validate({"families": {"copilot-node": {}}})
+    runner = Runner(plan, Store(tmp_path), cache_root(), proc.Reaper())
+    rules = ("event.unknown-type", "field.type-change")
+    runner.run([Cell("copilot-node", sdk, cli, "tolerance", rule) for rule in rules], jobs=2)
+    frame, _ = load_frame(tmp_path)
+    got = {r["mutation"]: r for r in frame.to_dict("records")}
+    assert got["event.unknown-type"]["outcome"] == "surfaced"
+    assert got["event.unknown-type"]["detail"]["observed"]["mutated"]["type"] == "compat_matrix.unknown_event"
+    assert got["field.type-change"]["outcome"] == "surfaced"
+    assert got["field.type-change"]["detail"]["observed"]["mutated"]["name"] == 42
+    assert all(r["detail"]["observed"]["canary"] for r in got.values())

@@ -8,12 +8,13 @@ from pathlib import Path
 from .. import proc
 from ..envs import UvVenv
 from ..products.copilot_cli import CliInstall, Runtime
+from ..products.node_sdk import NodeSdk
 from ..store import Row
 from ..tolerance import classify_tolerance, shim_applied
-from .agent_run import python_agent, run_agent
+from .agent_run import AgentCommand, node_agent, python_agent, run_agent
 from .handshake import HandshakeCell, build_row
 
-__all__ = ["run_python_tolerance", "transcript_path"]
+__all__ = ["run_node_tolerance", "run_python_tolerance", "transcript_path"]
 
 
 def transcript_path(results: Path, family: str, sdk: str, cli: str, rule: str) -> Path:
@@ -23,10 +24,23 @@ def transcript_path(results: Path, family: str, sdk: str, cli: str, rule: str) -
 
 def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliInstall, runtime: Runtime,
                          results: Path, reaper: proc.Reaper | None = None) -> Row:
+    return _run_tolerance("copilot_python_tolerance.py", python_agent(venv), {}, cell, rule, cli, runtime, results,
+                          reaper)
+
+
+def run_node_tolerance(cell: HandshakeCell, rule: str, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
+                       results: Path, reaper: proc.Reaper | None = None) -> Row:
+    return _run_tolerance("copilot_node_tolerance.mjs", node_agent(sdk.runtime.node),
+                          {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, rule, cli, runtime, results,
+                          reaper)
+
+
+def _run_tolerance(agent: str, command: AgentCommand, agent_cfg: dict[str, str], cell: HandshakeCell, rule: str,
+                   cli: CliInstall, runtime: Runtime, results: Path, reaper: proc.Reaper | None) -> Row:
     transcript = transcript_path(results, cell.family, cell.sdk_version, cell.cli_version, rule)
-    cfg = {"step_timeout": cell.call_timeout, "rule": rule, "event_wait": 6}
-    run = run_agent("copilot_python_tolerance.py", cfg, python_agent(venv), cli, runtime, cell.probe_timeout,
-                    cell.grace, cell.scratch, reaper, shim_rule=rule, use_shim=True, transcript=transcript)
+    cfg = {"step_timeout": cell.call_timeout, "rule": rule, "event_wait": 6, **agent_cfg}
+    run = run_agent(agent, cfg, command, cli, runtime, cell.probe_timeout, cell.grace, cell.scratch, reaper,
+                    shim_rule=rule, use_shim=True, transcript=transcript)
     verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript))
     observed = run.report.extra.get("observed") if run.report else None
     return build_row(replace(cell, transcript=transcript), "tolerance", rule, run, verdict, runtime, cli,

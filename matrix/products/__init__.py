@@ -46,7 +46,7 @@ FAMILIES: dict[str, Family] = {
             sdk_package="@github/copilot-sdk",
             cli_ecosystem="npm",
             cli_package="@github/copilot",
-            probes=("handshake",),
+            probes=("handshake", "tolerance"),
             description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
         ),
         Family(

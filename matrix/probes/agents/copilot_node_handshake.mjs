@@ -1,162 +1,13 @@
-// Agent: the handshake of one installed @github/copilot-sdk release against one CLI.
-//
-// Runs with the Node runtime measured for this SDK, inside the cell's sandbox. The SDK is
-// imported by file URL from the npm prefix the harness installed it into (every release is
-// ESM; some export only "import", so a bare specifier from here would not resolve). The
-// client is built through the release's own API, chosen by what the module exports, never
-// by its version number: 1.0+ take `connection: RuntimeConnection.forStdio({path})` and
-// silently ignore the older `cliPath`. Prints one line: @@compat-matrix-report@@ {json}.
+// Agent: the handshake of one installed @github/copilot-sdk release against one CLI:
+// import, construct, start, ping, getStatus, stop. Prints one report line.
 //
 // cfg (argv[2]): {sdk_dir, cli_path, step_timeout, log_level, import_only}
-import { readFileSync, readdirSync, existsSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { createRequire, syncBuiltinESMExports } from "node:module";
-
-const PREFIX = "@@compat-matrix-report@@ ";
-const PKG = "@github/copilot-sdk";
-const cfg = JSON.parse(process.argv[2] || "{}");
-const STEP_MS = Number(cfg.step_timeout ?? 35) * 1000;
-const report = { schema: 1, sdk_name: PKG, steps: [], warnings: [], declared: {}, api: {}, launched: [],
-                 node: process.version, node_warnings: [], uncaught: [] };
-
-// Every process the SDK spawns: the SDK's `import { spawn } from "node:child_process"` is a
-// live binding that syncBuiltinESMExports() refreshes, so this sees a bundled CLI too.
-const spawned = [];
-{
-  const cp = createRequire(import.meta.url)("node:child_process");
-  const real = cp.spawn;
-  cp.spawn = function (...args) {
-    const child = real.apply(this, args);
-    spawned.push(child);
-    return child;
-  };
-  syncBuiltinESMExports();
-}
-
-// Old releases let a dead CLI's EPIPE escape as an uncaught exception; recorded, not fatal
-// to the agent, so the report still prints.
-process.on("unhandledRejection", (e) => report.uncaught.push(`unhandledRejection: ${e?.stack || e}`.slice(0, 2000)));
-process.on("uncaughtException", (e) => report.uncaught.push(`uncaughtException: ${e?.stack || e}`.slice(0, 2000)));
-process.on("warning", (w) => report.node_warnings.push(`${w.name}: ${w.message}`.slice(0, 500)));
-
-const progress = (m) => process.stderr.write(`[agent] ${m}\n`);
-
-function errorInfo(e, timeout = false) {
-  const info = { type: e?.constructor?.name || typeof e, module: "", message: String(e?.message ?? e),
-                 traceback: String(e?.stack ?? "").slice(-4000), timeout };
-  if (e?.code !== undefined) info.message = `${info.message} (code ${e.code})`;
-  if (/copilot-sdk/.test(info.traceback)) info.module = PKG;
-  else if (/vscode-jsonrpc/.test(info.traceback)) info.module = "vscode-jsonrpc";
-  return info;
-}
-
-function jsonable(v) {
-  if (v === undefined) return null;
-  try {
-    return JSON.parse(JSON.stringify(v, (_k, x) => (x instanceof Error ? { type: x.constructor.name, message: x.message } : x)));
-  } catch {
-    return String(v);
-  }
-}
-
-async function step(name, make) {
-  progress(`step ${name}`);
-  const entry = { name, ok: false };
-  report.steps.push(entry);
-  const t0 = performance.now();
-  let timer;
-  try {
-    const deadline = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error(`${name} did not settle within ${STEP_MS / 1000}s`),
-        { harnessTimeout: true })), STEP_MS);
-    });
-    const result = await Promise.race([Promise.resolve().then(make), deadline]);
-    entry.ok = true;
-    entry.result = jsonable(result);
-    return result;
-  } catch (e) {
-    entry.error = errorInfo(e, Boolean(e?.harnessTimeout));
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-    entry.seconds = Math.round(performance.now() - t0) / 1000;
-  }
-}
-
-function esmEntry(pj) {
-  let e = pj.exports?.["."] ?? pj.exports;
-  if (e && typeof e === "object") e = e.import ?? e.default;
-  if (e && typeof e === "object") e = e.default;
-  return e || pj.module || pj.main || "index.js";
-}
-
-// What the release declares in its own source: the protocol window, a pinned or bundled CLI.
-function declared(pj) {
-  const src = (f) => { try { return readFileSync(join(cfg.sdk_dir, "dist", f), "utf8"); } catch { return ""; } };
-  const client = src("client.js");
-  const d = { engines: pj.engines?.node ?? null };
-  let m = src("sdkProtocolVersion.js").match(/SDK_PROTOCOL_VERSION = (\d+)/);
-  if (m) d.SDK_PROTOCOL_VERSION = Number(m[1]);
-  m = client.match(/const MIN_PROTOCOL_VERSION = (\d+)/);
-  if (m) d.MIN_PROTOCOL_VERSION = Number(m[1]);
-  m = src("cliVersion.js").match(/COPILOT_CLI_VERSION = "([^"]+)"/);
-  if (m) d.CLI_VERSION = m[1];
-  d.exact_match = /serverVersion !== expectedVersion/.test(client);
-  d.sends_connect = /\.connect\(/.test(client);
-  const deps = { ...(pj.dependencies ?? {}), ...(pj.optionalDependencies ?? {}) };
-  d.bundled_cli = Object.keys(deps).some((n) => n === "@github/copilot" || n.startsWith("@github/copilot-sdk-"));
-  return d;
-}
-
-function construct(sdk, cliPath, logLevel) {
-  const { CopilotClient, RuntimeConnection } = sdk;
-  if (typeof CopilotClient !== "function") throw new TypeError("the module exports no CopilotClient");
-  if (typeof RuntimeConnection?.forStdio === "function") {
-    report.api = { constructor: "connection", call: "new CopilotClient({connection: RuntimeConnection.forStdio({path}), logLevel})" };
-    return new CopilotClient({ connection: RuntimeConnection.forStdio({ path: cliPath }), logLevel });
-  }
-  report.api = { constructor: "options", call: "new CopilotClient({cliPath, logLevel})" };
-  return new CopilotClient({ cliPath, logLevel });
-}
+import { finish, openClient, report, step, stopClient } from "./copilot_node_common.mjs";
 
 async function main() {
-  progress("step import");
-  let t0 = performance.now();
-  let sdk, pj;
-  try {
-    pj = JSON.parse(readFileSync(join(cfg.sdk_dir, "package.json"), "utf8"));
-    report.sdk_version = pj.version;
-    report.declared = declared(pj);
-    if (!existsSync(join(cfg.sdk_dir, esmEntry(pj)))) {
-      const files = readdirSync(cfg.sdk_dir).join(", ");
-      throw Object.assign(new Error(`the release has no code to import (${esmEntry(pj)} is missing; it contains: ${files})`),
-        { noCode: true });
-    }
-    sdk = await import(pathToFileURL(join(cfg.sdk_dir, esmEntry(pj))).href);
-    report.steps.push({ name: "import", ok: true, seconds: Math.round(performance.now() - t0) / 1000 });
-  } catch (e) {
-    report.steps.push({ name: "import", ok: false, seconds: Math.round(performance.now() - t0) / 1000, error: errorInfo(e) });
-    if (e?.noCode) report.no_code = true;
-    return;
-  }
-  if (cfg.import_only) return;
-
-  progress("step construct");
-  t0 = performance.now();
-  let client;
-  try {
-    client = construct(sdk, cfg.cli_path, cfg.log_level ?? "error");
-  } catch (e) {
-    if (e instanceof TypeError && !report.api.call) {
-      report.harness_error = `could not construct the client: ${e.message}`;
-      return;
-    }
-    report.steps.push({ name: "construct", ok: false, seconds: Math.round(performance.now() - t0) / 1000, error: errorInfo(e) });
-    return;
-  }
-  report.steps.push({ name: "construct", ok: true, seconds: Math.round(performance.now() - t0) / 1000 });
-
+  const opened = await openClient();
+  if (!opened) return;
+  const { client } = opened;
   try {
     await step("start", () => client.start());
     if (report.steps.at(-1).ok) {
@@ -173,24 +24,8 @@ async function main() {
       }
     }
   } finally {
-    // Always stop: before 1.0.13 a failed start leaves the CLI running until stop().
-    const stopped = await step("stop", () => client.stop());
-    const stop = report.steps.at(-1);
-    if (stop.ok && Array.isArray(stopped) && stopped.length) {
-      // stop() resolves to the errors it met instead of throwing them (every release).
-      stop.ok = false;
-      stop.error = { type: "StopErrors", module: PKG, traceback: "", timeout: false,
-                     message: stopped.map((e) => e?.message ?? String(e)).join("; ").slice(0, 4000) };
-    }
-    if (!stop.ok && typeof client.forceStop === "function") await step("force_stop", () => client.forceStop());
-    report.launched = spawned.map((c) => [...(c.spawnargs ?? [])].join(" "));
+    await stopClient(client);
   }
 }
 
-try {
-  await main();
-} catch (e) {
-  report.harness_error = `agent failed: ${e?.stack || e}`.slice(0, 3000);
-}
-// Exit explicitly: a start() that never settled keeps the event loop alive.
-process.stdout.write(PREFIX + JSON.stringify(report) + "\n", () => process.exit(0));
+await finish(main);
