@@ -53,8 +53,29 @@ def compare_page(frame: pd.DataFrame, cli_package: str, families: list[str], ima
                          else "<td>not measured</td>")
         lines.append(f"<tr><td>{esc(cli)}</td>{''.join(cells)}</tr>")
     lines += ["</tbody></table></div>", ""]
+    lines += _tolerance(frame, families)
     lines += _same_numbers(hs, families)
     return "\n".join(lines) + "\n"
+
+
+def _tolerance(frame: pd.DataFrame, families: list[str]) -> list[str]:
+    """Rule by rule, what each family's SDK versions did with the same mutation."""
+    tol = frame[(frame["probe"] == "tolerance") & frame["family"].isin(families)]
+    if tol.empty:
+        return []
+    lines = ["## Tolerance, rule by rule", "",
+             "Each SDK version against the newest CLI it was measured compatible with, through the same shim "
+             "rule; the count of SDK versions per outcome (details on the [tolerance pages](../tolerance/index.md)).",
+             "", '<div class="cm-table-wrap"><table class="cm-table"><thead><tr><th>rule</th>'
+             + "".join(f"<th>{esc(f)}</th>" for f in families) + "</tr></thead><tbody>"]
+    for rule in sorted(tol["mutation"].unique()):
+        cells = []
+        for f in families:
+            counts = tol[(tol["family"] == f) & (tol["mutation"] == rule)]["outcome"].value_counts()
+            cells.append("<td>" + (" ".join(f"{badge(str(o))}&nbsp;{int(n)}" for o, n in counts.items())
+                                   or "not measured") + "</td>")
+        lines.append(f"<tr><td><code>{esc(rule)}</code></td>{''.join(cells)}</tr>")
+    return [*lines, "</tbody></table></div>", ""]
 
 
 def _same_numbers(hs: pd.DataFrame, families: list[str]) -> list[str]:

@@ -70,9 +70,13 @@ def test_compare_page_lines_up_families_on_the_same_cli_versions(tmp_path: Path)
     for family, sdk, cli, outcome in cells:
         store.append(Row(family=family, sdk_version=sdk, cli_version=cli, probe="handshake", outcome=outcome,
                          error_message="<b>int()</b>" if outcome == "crashed" else None))
+    for family, outcome in (("copilot-python", "lost"), ("copilot-node", "surfaced")):
+        store.append(Row(family=family, sdk_version="1.0.0", cli_version="1.0.60", probe="tolerance",
+                         mutation="event.unknown-enum-value", outcome=outcome))
     frame, _ = load_frame(tmp_path / "r")
     assert compared_families(frame) == {"@github/copilot": ["copilot-node", "copilot-python"]}
     page = compare_page(frame, "@github/copilot", ["copilot-node", "copilot-python"], "x.png")
     assert "works: 0.3.0 … 1.0.0 (2 of 2)" in page and "works: 1.0.0 (1 of 2)" in page
     assert "0.0.402" in page and "not measured" in page  # a CLI only one family was measured against
+    assert "<code>event.unknown-enum-value</code>" in page and "lost" in page and "surfaced" in page
     assert "1 cells differ" in page and "&lt;b&gt;int()&lt;/b&gt;" in page and "<b>int()</b>" not in page
