@@ -15,12 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from . import HARNESS_VERSION, __version__, proc
+from .answers_pages import changes_page, drift_page
 from .compare_pages import compare_slug, compared_families
 from .cosmo_pages import STANDIN_CHECKS, standin_frame
 from .errors import InfraError, UserError
 from .heatmap import save_compare, save_heatmap
 from .notebooks import render_notebooks
 from .pages import SiteData, write_pages
+from .publish import roll
 from .report import REPORT_COLUMNS, records
 from .store import ROWS_FILE, load_frame, load_releases
 
@@ -95,7 +97,12 @@ def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool 
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
     data = SiteData(frame=frame, releases=load_releases(results), generated_at=generated_at)
+    previous = roll(results, generated_at)
     pages = write_pages(data, docs, results)
+    for rel, text in (("drift.md", drift_page(frame)), ("changes.md", changes_page(frame, previous, generated_at))):
+        if not (docs / rel).exists() or (docs / rel).read_text() != text:
+            (docs / rel).write_text(text)
+        pages.append(docs / rel)
     _heatmaps(frame, docs / "assets")
     _data_twin(frame, docs / "data", generated_at)
     executed = render_notebooks(root / "notebooks", results, docs / "notebooks", cache / "notebooks")

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import HARNESS_VERSION, __version__, proc
+from .answers_cli import add_parsers, cmd_can_i_ship, cmd_diff, cmd_pins
 from .cache import cache_root
 from .config import Plan, load_plan
 from .errors import InfraError, MatrixError, UserError
@@ -195,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--results", default=None, help="results directory (default: results)")
     b.add_argument("--site", default="site", help="output directory (default: site)")
     b.add_argument("--root", default=".", help="repository root with mkdocs.yml, docs/, notebooks/")
+    add_parsers(sub)
     return p
 
 
@@ -223,7 +225,12 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build}
+def cmd_pins_with_plan(args: argparse.Namespace, console: Console) -> int:
+    return cmd_pins(args, console, _load(args) if args.bisect else None)
+
+
+COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build,
+            "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

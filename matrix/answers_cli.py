@@ -1,0 +1,167 @@
+"""The release managers' commands: can-i-ship, pins (with --bisect), diff. Wiring only; the
+answers are computed in ship.py, analysis.py, bisect.py and diff.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+
+from . import proc
+from .analysis import handshake, npm_spec, pip_spec, sorted_versions, working_ranges
+from .bisect import bisect_gap, gaps
+from .cache import cache_root
+from .config import Plan
+from .diff import diff_frames, render_text, to_json
+from .errors import UserError
+from .products import FAMILIES
+from .registry import Discovery
+from .runner import Cell, Runner
+from .ship import can_i_ship
+from .store import ROWS_FILE, Store, load_frame
+
+__all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
+
+
+def _frame(directory: Path) -> pd.DataFrame:
+    if not (directory / ROWS_FILE).exists():
+        raise UserError(f"no results in {directory}; run `compat-matrix run` first or pass --results DIR")
+    frame, _ = load_frame(directory)
+    return frame
+
+
+def _family(name: str) -> str:
+    if name not in FAMILIES or FAMILIES[name].standin:
+        valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
+        raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
+    return name
+
+
+def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
+    decision = can_i_ship(_frame(Path(args.results)), _family(args.family), args.sdk, args.cli, args.against)
+    if args.json:
+        print(decision.to_json())
+        return decision.exit_code
+    what = f"{decision.side} {decision.version}"
+    console.print(f"{args.family}: can I ship {what} (against {decision.against})? [bold]{decision.answer}[/]")
+    for c in decision.cells:
+        console.print(f"  sdk {c.sdk_version:>8} × cli {c.cli_version:>8}  {c.verdict:<8} {c.reason}",
+                      highlight=False, soft_wrap=True)
+    return decision.exit_code
+
+
+def _ranges(frame: pd.DataFrame, family: str, sdk: str | None, cli: str | None) -> list[str]:
+    fam = FAMILIES[family]
+    if sdk is not None:
+        return [npm_spec(fam.cli_package, r) for r in working_ranges(frame, family, sdk=sdk)]
+    spec = npm_spec if fam.sdk_ecosystem == "npm" else pip_spec
+    return [spec(fam.sdk_package, r) for r in working_ranges(frame, family, cli=cli)]
+
+
+def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: Console) -> list[dict[str, Any]]:
+    """Close every working/failing gap of the asked version's row or column with real probes."""
+    fam = FAMILIES[args.family]
+    sub = handshake(frame, args.family)
+    if args.sdk is not None:
+        part = sub[sub["sdk_version"] == args.sdk]
+        axis_col, ecosystem, package = "cli_version", fam.cli_ecosystem, fam.cli_package
+    else:
+        part = sub[sub["cli_version"] == args.cli]
+        axis_col, ecosystem, package = "sdk_version", fam.sdk_ecosystem, fam.sdk_package
+    axis = [(v, str(part[part[axis_col] == v]["outcome"].iloc[0])) for v in sorted_versions(part[axis_col])]
+    released = [r.version for r in sorted(Discovery(cache_root() / "discovery", plan.run.discovery_ttl_hours * 3600)
+                                          .releases(ecosystem, package), key=lambda r: sorted_versions([r.version]))
+                if not r.prerelease]
+    released = sorted_versions(released)
+    store = Store(Path(args.results))
+    runner = Runner(plan, store, cache_root(), proc.Reaper())
+
+    def probe(version: str) -> str:
+        sdk, cli = (args.sdk, version) if args.sdk is not None else (version, args.cli)
+        row = runner.measure(Cell(args.family, sdk, cli, "handshake"))
+        outcome = row.outcome if row is not None else "infra-error"
+        console.print(f"  probed sdk {sdk} × cli {cli}: {outcome}", highlight=False)
+        return outcome
+
+    found = []
+    for low, high, between in gaps(axis, released):
+        console.print(f"bisecting between {low} and {high}: {len(between)} unmeasured releases")
+        b = bisect_gap(low, dict(axis)[low], high, between, probe)
+        found.append({"between": [low, high], "last_like_low": b.last_same, "first_like_high": b.first_other,
+                      "exact": b.exact, "probed": [list(p) for p in b.probed], "note": b.note})
+    return found
+
+
+def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = None) -> int:
+    family = _family(args.family)
+    if (args.sdk is None) == (args.cli is None):
+        raise UserError("pins needs exactly one of --sdk V or --cli V")
+    results = Path(args.results)
+    frame = _frame(results)
+    boundaries: list[dict[str, Any]] = []
+    if args.bisect:
+        assert plan is not None
+        boundaries = _bisect(args, plan, frame, console)
+        frame = _frame(results)  # with the probed cells
+    specs = _ranges(frame, family, args.sdk, args.cli)
+    if args.json:
+        bare = [s.strip('"') for s in specs]  # the quotes are for a shell
+        print(json.dumps({"family": family, "sdk": args.sdk, "cli": args.cli, "works_with": bare,
+                          "boundaries": boundaries}, indent=1))
+        return 0
+    what = f"sdk {args.sdk}" if args.sdk else f"cli {args.cli}"
+    console.print(f"{family} {what} works with (measured):" if specs else f"{family} {what}: nothing measured works")
+    for s in specs:
+        console.print(f"  {s}", highlight=False)
+    for b in boundaries:
+        exact = "exactly" if b["exact"] else "somewhere"
+        console.print(f"boundary {exact} between {b['last_like_low']} and {b['first_like_high']} "
+                      f"({len(b['probed'])} probes){' - ' + b['note'] if b['note'] else ''}", highlight=False)
+    return 0
+
+
+def _rows_dir(text: str) -> Path:
+    path = Path(text)
+    if path.is_file() and path.name == ROWS_FILE:
+        return path.parent
+    if (path / ROWS_FILE).exists():
+        return path
+    raise UserError(f"{text}: no {ROWS_FILE} there; pass a results directory or its {ROWS_FILE}")
+
+
+def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    old, _ = load_frame(_rows_dir(args.old))
+    new, _ = load_frame(_rows_dir(args.new))
+    changes = diff_frames(old, new)
+    if args.json:
+        print(to_json(changes))
+    else:
+        console.print(render_text(changes), end="", highlight=False, soft_wrap=True)
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    s = sub.add_parser("can-i-ship", help="yes (0) / no (1) / unknown (2): does a release work with the other side")
+    s.add_argument("--family", required=True)
+    s.add_argument("--sdk", default=None, metavar="V", help="the SDK release to ship")
+    s.add_argument("--cli", default=None, metavar="V", help="the CLI release to ship (both: a proposed pin pair)")
+    s.add_argument("--against", default="supported", metavar="supported|latest:N|all",
+                   help="which versions of the other side (default: supported)")
+    s.add_argument("--results", default="results")
+    s.add_argument("--json", action="store_true")
+    p = sub.add_parser("pins", help="the other side's measured working range(s) as pip or npm specifiers")
+    p.add_argument("--config", default="matrix.toml", help="the matrix config (for --bisect)")
+    p.add_argument("--family", required=True)
+    p.add_argument("--sdk", default=None, metavar="V")
+    p.add_argument("--cli", default=None, metavar="V")
+    p.add_argument("--bisect", action="store_true", help="find exact boundaries among unmeasured releases, by probing")
+    p.add_argument("--results", default="results")
+    p.add_argument("--json", action="store_true")
+    d = sub.add_parser("diff", help="cells whose outcome changed between two result sets, regressions first")
+    d.add_argument("old", help="the older results directory (or its rows.jsonl)")
+    d.add_argument("new", help="the newer results directory (or its rows.jsonl)")
+    d.add_argument("--json", action="store_true")

@@ -1,0 +1,92 @@
+"""What changed between two result sets: every cell whose outcome differs, regressions first.
+
+Outcomes are ranked within their vocabulary (handshake, tolerance, promise checks); a move
+to a worse rank is a regression, to a better one an improvement. A move to or from a cell
+that says nothing (infra or harness error, never measured) is listed as a change, neither."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Change", "diff_frames", "render_text"]
+
+# Lower is better. Outcomes not here (infra-error, harness-error, not-applicable,
+# uninstallable) carry no rank.
+RANK = {
+    "compatible": 0, "degraded": 1, "refused": 2, "launch-failed": 3, "crashed": 3, "hang": 3,
+    "surfaced": 0, "ignored": 0, "downgraded": 1, "lost": 2, "fatal": 3,
+    "kept": 0, "broken": 1,
+}
+KINDS = ("regression", "new failure", "improvement", "changed", "new", "gone")
+_KEY = ["family", "sdk_version", "cli_version", "probe", "mutation"]
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    family: str
+    sdk_version: str
+    cli_version: str
+    probe: str
+    mutation: str
+    old: str | None
+    new: str | None
+    new_error: str | None
+
+    def cell(self) -> str:
+        what = f" {self.mutation}" if self.mutation else ""
+        return f"{self.family} {self.probe}{what}: sdk {self.sdk_version} × {self.cli_version}"
+
+
+def _kind(old: str | None, new: str | None) -> str:
+    if old is None:
+        return "new failure" if new in RANK and RANK[new] > 0 else "new"
+    if new is None:
+        return "gone"
+    if old in RANK and new in RANK:
+        if RANK[new] > RANK[old]:
+            return "regression"
+        if RANK[new] < RANK[old]:
+            return "improvement"
+    return "changed"
+
+
+def diff_frames(old: pd.DataFrame, new: pd.DataFrame) -> list[Change]:
+    def index(frame: pd.DataFrame) -> dict[tuple[str, ...], dict[Any, Any]]:
+        return {tuple(str(r[k]) for k in _KEY): r for r in frame.to_dict("records")}
+
+    before, after = index(old), index(new)
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        a, b = before.get(key), after.get(key)
+        o = str(a["outcome"]) if a else None
+        n = str(b["outcome"]) if b else None
+        if o == n:
+            continue
+        error = b.get("error_message") if b else None
+        family, sdk, cli, probe, mutation = key
+        changes.append(Change(_kind(o, n), family, sdk, cli, probe, mutation, o, n,
+                              error if isinstance(error, str) else None))
+    return sorted(changes, key=lambda c: (KINDS.index(c.kind), c.family, c.probe, c.sdk_version, c.cli_version))
+
+
+def render_text(changes: list[Change]) -> str:
+    if not changes:
+        return "no cell changed its outcome\n"
+    lines = []
+    for kind in KINDS:
+        part = [c for c in changes if c.kind == kind]
+        if part:
+            lines.append(f"{kind} ({len(part)}):")
+            for c in part:
+                why = f"  ({(c.new_error or '').splitlines()[0][:120]})" if c.new_error else ""
+                lines.append(f"  {c.cell()}: {c.old or '-'} -> {c.new or '-'}{why}")
+    return "\n".join(lines) + "\n"
+
+
+def to_json(changes: list[Change]) -> str:
+    return json.dumps([asdict(c) for c in changes], indent=1)
