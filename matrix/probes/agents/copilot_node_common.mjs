@@ -100,7 +100,7 @@ export function declared(pj) {
   m = src("cliVersion.js").match(/COPILOT_CLI_VERSION = "([^"]+)"/);
   if (m) d.CLI_VERSION = m[1];
   d.exact_match = /serverVersion !== expectedVersion/.test(client);
-  d.sends_connect = /\.connect\(/.test(client);
+  d.sends_connect = /internalRpc\.connect\(/.test(client);
   const deps = { ...(pj.dependencies ?? {}), ...(pj.optionalDependencies ?? {}) };
   d.bundled_cli = Object.keys(deps).some((n) => n === "@github/copilot" || n.startsWith("@github/copilot-sdk-"));
   return d;
