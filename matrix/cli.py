@@ -20,12 +20,13 @@ from .cache import cache_root
 from .config import Plan, load_plan
 from .errors import InfraError, MatrixError, UserError
 from .outcomes import OUTCOME_INFO, Outcome
-from .planning import resolve
+from .planning import Resolved, only_new, resolve
 from .products import FAMILIES
 from .registry import Discovery
 from .report import print_report, to_csv, to_json
 from .runner import Cell, Runner, pending
-from .store import Row, Store, load_frame, save_releases
+from .shard import merge, parse_shard
+from .store import Row, Store, load_frame, load_releases, save_releases
 from .versions import sort_key
 
 __all__ = ["main"]
@@ -79,16 +80,29 @@ def cmd_discover(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    shard = parse_shard(args.shard) if args.shard else None  # bad input fails before anything is touched
     plan = _load(args)
     store = Store(_results(args, plan))
     store.check_writable()
     existing, warnings = store.read()
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
-    disc = _discovery(plan)
+    # --new: ask the registries now, and measure only cells of versions no earlier run selected.
+    disc = _discovery(plan, refresh=args.new)
     resolved = resolve(plan, disc, args.family, args.sdk, args.cli, args.probe)
     for w in disc.warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
+    known = load_releases(store.directory)
+
+    def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
+        cells = r.in_shard(cells, shard)
+        return only_new(cells, known, r.standin) if args.new else cells
+
+    if args.new:
+        fresh = {r.family: sorted({c.sdk_version for c in chosen(r, r.cells() + r.standin_cells())}
+                                  | {c.cli_version for c in chosen(r, r.cells())}, key=sort_key) for r in resolved}
+        console.print("new releases: " + ("; ".join(f"{f}: {' '.join(v)}" for f, v in fresh.items() if v)
+                                          or "none since the last run"))
     save_releases(store.directory, {
         r.family: {"sdk": {x.version: x.released_at for x in r.sdk_releases if x.version in r.sdk_versions},
                    "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions}}
@@ -126,11 +140,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             console.print(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
 
         # Handshake first: the tolerance and contract cells are planned from its verdicts.
-        phase("handshake", [c for r in resolved for c in r.cells()], existing)
+        phase("handshake", [c for r in resolved for c in chosen(r, r.cells())], existing)
         stored, _ = store.read()
-        phase("tolerance", [c for r in resolved for c in r.tolerance_cells(stored)], stored)
-        phase("contract", [c for r in resolved for c in r.contract_cells(stored)], stored)
-        phase("stand-in", [c for r in resolved for c in r.standin_cells()], stored)
+        phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))], stored)
+        phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))], stored)
+        phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())], stored)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:
@@ -186,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=_positive, default=None, help="cells measured at once")
     r.add_argument("--results", default=None, help="results directory (default from the config)")
     r.add_argument("--force", action="store_true", help="re-measure cells already measured")
+    r.add_argument("--new", action="store_true",
+                   help="ask the registries now and measure only cells of releases no earlier run selected")
+    r.add_argument("--shard", default=None, metavar="i/n",
+                   help="measure only shard i of n (whole SDK versions per shard; merge with `merge`)")
 
     rp = sub.add_parser("report", help="print or export the stored results")
     rp.add_argument("--results", default=None, help="results directory (default: results)")
@@ -197,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--site", default="site", help="output directory (default: site)")
     b.add_argument("--root", default=".", help="repository root with mkdocs.yml, docs/, notebooks/")
     add_parsers(sub)
+    m = sub.add_parser("merge", help="merge the results of shards into one results directory")
+    m.add_argument("out", help="the merged results directory (created; rows are appended)")
+    m.add_argument("shards", nargs="+", help="the shards' results directories")
     return p
 
 
@@ -225,12 +246,20 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace, console: Console) -> int:
+    count, warnings = merge(Path(args.out), [Path(p) for p in args.shards])
+    for w in warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    console.print(f"merged {count} rows from {len(args.shards)} shard(s) into {args.out}")
+    return 0
+
+
 def cmd_pins_with_plan(args: argparse.Namespace, console: Console) -> int:
     return cmd_pins(args, console, _load(args) if args.bisect else None)
 
 
 COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build,
-            "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff}
+            "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff, "merge": cmd_merge}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,11 +10,12 @@ from .errors import UserError
 from .products import FAMILIES
 from .registry import Discovery
 from .runner import NO_CLI, Cell
+from .shard import Shard
 from .shim import RULES
-from .store import Row
+from .store import Releases, Row
 from .versions import Release, apply_selection, sort_key
 
-__all__ = ["Resolved", "resolve"]
+__all__ = ["Resolved", "only_new", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,11 @@ class Resolved:
     probes: list[str]
     sdk_releases: list[Release]
     cli_releases: list[Release]
+
+    def in_shard(self, cells: list[Cell], shard: Shard | None) -> list[Cell]:
+        if shard is None:
+            return cells
+        return [c for c in cells if shard.owns(self.family, c.sdk_version, self.sdk_versions)]
 
     @property
     def standin(self) -> bool:
@@ -107,4 +113,15 @@ def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str
             raise UserError(f"families.{name}.{side}: the selection matches no released version; "
                             "widen it or run `compat-matrix discover` to see what exists")
         out.append(Resolved(name, sdks, clis, probes or list(conf.probes), sdk_rel, cli_rel))
+    return out
+
+
+def only_new(cells: list[Cell], known: Releases, standin: bool) -> list[Cell]:
+    """The cells of versions no earlier run selected (``known``: the stored release lists).
+    A stand-in family's other side is ours, never new."""
+    out = []
+    for c in cells:
+        seen = known.get(c.family, {})
+        if c.sdk_version not in seen.get("sdk", {}) or (not standin and c.cli_version not in seen.get("cli", {})):
+            out.append(c)
     return out

@@ -108,3 +108,9 @@ def test_a_stand_in_family_takes_no_cli_selection(tmp_path: Path) -> None:
         load_plan(path, list(FAMILIES), PROBES, standin)
     path.write_text('[families.cosmo-python]\nprobes = ["strictness"]\nsdk.select = ["all"]\n')
     assert load_plan(path, list(FAMILIES), PROBES, standin).families["cosmo-python"].probes == ["strictness"]
+
+
+def test_full_history_config_is_valid() -> None:
+    standin = [n for n, f in FAMILIES.items() if f.standin]
+    plan = load_plan(Path(__file__).parent.parent / "configs" / "full-history.toml", list(FAMILIES), PROBES, standin)
+    assert plan.families["copilot-python"].sdk.select == ["all"]

@@ -1,0 +1,103 @@
+"""Benchmark: the harness's wall time per handshake cell against the raw cost of what the
+cell measures, in the same run.
+
+Raw: a minimal JSON-RPC client (stdlib, here) starts the CLI in a fresh sandbox exactly as an
+SDK does (`--headless --stdio`, the runtime the harness measured for it), sends `ping` and
+waits for the answer, then closes stdin and waits for the CLI to exit. Harness: the same CLI
+with a real SDK through `Runner.measure` (environments already installed; what remains is the
+sandbox, the launcher, the agent's interpreter and the SDK's own start and stop).
+
+    .venv/bin/python scripts/bench_cell.py [--sdk 1.0.27] [--cli 1.0.102] [--repeat 5]
+
+Prints both medians and their ratio (the target in issue 8 is at most 1.25).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from matrix import proc
+from matrix.cache import cache_root
+from matrix.config import Plan
+from matrix.runner import Cell, Runner
+from matrix.sandbox import sandbox
+from matrix.store import Store
+
+
+def frame(msg: dict[str, object]) -> bytes:
+    body = json.dumps(msg).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def read_message(stream: subprocess.Popen[bytes]) -> dict[str, object]:
+    assert stream.stdout is not None
+    length = 0
+    while True:
+        line = stream.stdout.readline()
+        if not line:
+            raise RuntimeError("the CLI closed its output before answering")
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(stream.stdout.read(length))  # type: ignore[no-any-return]
+
+
+def raw_handshake(node: Path, entry: Path, scratch: Path) -> float:
+    with sandbox(scratch, path_dirs=[node.parent]) as box:
+        t0 = time.monotonic()
+        child = subprocess.Popen([str(node), str(entry), "--headless", "--no-auto-update", "--log-level", "error",
+                                  "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, env=box.env, cwd=box.root, start_new_session=True)
+        assert child.stdin is not None
+        child.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"message": "bench"}}))
+        child.stdin.flush()
+        while True:
+            msg = read_message(child)
+            if msg.get("id") == 1:
+                break
+        child.stdin.close()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        return time.monotonic() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sdk", default="1.0.27")
+    parser.add_argument("--cli", default="1.0.102")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    plan = Plan.model_validate({"families": {"copilot-python": {}}})
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Runner(plan, Store(Path(tmp) / "results"), cache_root(), proc.Reaper())
+        cell = Cell("copilot-python", args.sdk, args.cli, "handshake")
+        first = runner.measure(cell)  # installs and measures the runtime once; not timed
+        assert first is not None, "interrupted"
+        cli = runner._clis[args.cli]  # the CLI as the harness prepared it: entry and runtime
+        assert cli.runtime is not None, f"no runtime starts CLI {args.cli}"
+        harness, raw = [], []
+        for _ in range(args.repeat):
+            t0 = time.monotonic()
+            row = runner.measure(cell)
+            harness.append(time.monotonic() - t0)
+            assert row is not None and row.outcome == first.outcome
+            raw.append(raw_handshake(cli.runtime.node, cli.entry, Path(tmp) / "raw"))
+    h, r = statistics.median(harness), statistics.median(raw)
+    print(f"cell: sdk {args.sdk} x cli {args.cli} ({first.outcome}), {args.repeat} runs each")
+    print(f"raw start + ping + exit (minimal JSON-RPC client): median {r:.2f}s  {[round(x, 2) for x in raw]}")
+    print(f"harness cell (Runner.measure):                    median {h:.2f}s  {[round(x, 2) for x in harness]}")
+    print(f"ratio harness / raw: {h / r:.2f} (target <= 1.25)")
+
+
+if __name__ == "__main__":
+    main()
