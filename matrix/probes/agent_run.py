@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import proc
 from ..envs import UvVenv
+from ..products.cli_seed import plant
 from ..products.copilot_cli import CliInstall, Runtime, read_launches, write_launcher
 from ..report_schema import AgentReport, parse_report
 from ..sandbox import sandbox
@@ -50,6 +51,7 @@ class AgentRun:
     result: proc.Result
     launches: list[list[str]]
     home_files: list[str]  # paths relative to HOME outside the CLI's own cache
+    seed_modified: bool = False  # the CLI wrote into the unpacked tree shared between cells
 
 
 def _home_files(home: Path) -> list[str]:
@@ -79,6 +81,7 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
             target.unlink(missing_ok=True)
             config.write_text(json.dumps({"transcript": str(target), "rule": shim_rule}))
             shim = (Path(proc.harness_python()), config)
+        seeded = plant(cli.seed, box.home)
         launcher, log = write_launcher(box.root, cli, runtime, shim)
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.
@@ -87,4 +90,7 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
         res = proc.run(proc.Request(argv, env, box.root, timeout=timeout, grace=grace), reaper)
         launches = read_launches(log)
         home = _home_files(box.home)
-    return AgentRun(parse_report(res.stdout), res, launches, home)
+    modified = seeded and cli.seed is not None and not cli.seed.intact()
+    if modified and cli.seed is not None:
+        cli.seed.retire(f"modified during a cell of {cli.version}")
+    return AgentRun(parse_report(res.stdout), res, launches, home, modified)

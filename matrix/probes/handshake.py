@@ -12,8 +12,10 @@ from typing import Any
 from .. import HARNESS_VERSION, proc
 from ..classify import Verdict, classify_handshake, grade_message
 from ..envs import UvVenv
+from ..outcomes import Outcome
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
+from ..report_schema import ErrorInfo
 from ..store import Row
 from .agent_run import AgentRun, node_agent, python_agent, run_agent
 
@@ -49,6 +51,10 @@ class HandshakeCell:
 def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
               runtime: Runtime, cli: CliInstall, extra: dict[str, Any] | None = None) -> Row:
     report, res, launches = run.report, run.result, run.launches
+    if run.seed_modified:  # another cell's state may have leaked into this one: no verdict
+        verdict = Verdict(Outcome.HARNESS_ERROR, ErrorInfo(
+            "SharedStateModified", "the CLI wrote into the unpacked package shared between cells; the tree is "
+                                   "retired and the cell is re-measured next run"))
     message = redact(verdict.error.message) if verdict.error else None
     graded = verdict.outcome not in ("compatible", "surfaced", "ignored")
     names, actionable = grade_message(message) if graded else (None, None)

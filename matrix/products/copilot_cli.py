@@ -18,6 +18,7 @@ from .. import proc
 from ..envs import NpmPrefix
 from ..errors import InfraError
 from ..sandbox import sandbox
+from .cli_seed import Seed, make_seed
 
 __all__ = ["CliInstall", "Runtime", "RuntimeSource", "prepare_cli", "read_launches", "write_launcher"]
 
@@ -46,6 +47,7 @@ class CliInstall:
     runtime: Runtime | None  # None: no runtime we have could start it
     version_output: str
     runtime_failures: dict[str, str]
+    seed: Seed | None = None  # its first-launch unpack, shared read-only by every cell
 
 
 def bin_entry(prefix: NpmPrefix) -> Path:
@@ -73,7 +75,8 @@ def prepare_cli(
             data["runtime"] is None or data["runtime"] in known
         ):
             rt = known[data["runtime"]].get() if data["runtime"] else None
-            return CliInstall(prefix.version, entry, rt, data["output"], data["failures"])
+            return CliInstall(prefix.version, entry, rt, data["output"], data["failures"],
+                              _seed(prefix, entry, rt, scratch, timeout))
     except (OSError, ValueError, KeyError):
         pass
     failures: dict[str, str] = {}
@@ -91,7 +94,13 @@ def prepare_cli(
         failures[rt.label] = ("timed out" if res.timed_out else f"exit {res.returncode}: ") + text[-600:]
     stamp.write_text(json.dumps({"candidates": [r.label for r in runtimes], "runtime": chosen.label if chosen else None,
                                  "output": output, "failures": failures}))
-    return CliInstall(prefix.version, entry, chosen, output, failures)
+    return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout))
+
+
+def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:
+    if rt is None:
+        return None
+    return make_seed(prefix.location, (str(rt.node), str(entry), "--version"), [rt.node.parent], scratch, timeout)
 
 
 def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,

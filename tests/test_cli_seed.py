@@ -1,0 +1,47 @@
+"""The CLI's first-launch unpack, made once and shared read-only (a fake CLI plays the
+release: on --version it unpacks into its HOME, as real releases do)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matrix.products.cli_seed import load_seed, make_seed, plant
+
+FAKE = """#!/bin/sh
+mkdir -p "$XDG_CACHE_HOME/copilot/pkg/linux-x64/9.9.9"
+echo payload > "$XDG_CACHE_HOME/copilot/pkg/linux-x64/9.9.9/index.js"
+echo "GitHub Copilot CLI 9.9.9"
+"""
+
+
+def fake_cli(tmp_path: Path) -> tuple[str, ...]:
+    script = tmp_path / "copilot"
+    script.write_text(FAKE)
+    script.chmod(0o755)
+    return (str(script), "--version")
+
+
+def test_seed_is_made_once_planted_as_symlinks_and_retired_when_written(tmp_path: Path) -> None:
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+    seed = make_seed(prefix, fake_cli(tmp_path), [], tmp_path / "scratch", timeout=30)
+    assert seed is not None and seed.paths == (".cache/copilot/pkg",) and seed.intact()
+    assert load_seed(prefix) == seed  # made once: the next preparation reads it back
+    home = tmp_path / "home"
+    assert plant(seed, home)
+    link = home / ".cache/copilot/pkg"
+    assert link.is_symlink() and (link / "linux-x64/9.9.9/index.js").read_text() == "payload\n"
+    (link / "linux-x64/9.9.9/lock").write_text("a cell wrote here")  # shared state would leak
+    assert not seed.intact()
+    seed.retire("test")
+    assert not plant(seed, tmp_path / "other-home")  # later cells unpack for themselves
+
+
+def test_a_cli_that_unpacks_nothing_gets_no_seed(tmp_path: Path) -> None:
+    quiet = tmp_path / "quiet"
+    quiet.write_text("#!/bin/sh\necho 1.0.0\n")
+    quiet.chmod(0o755)
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+    assert make_seed(prefix, (str(quiet),), [], tmp_path / "scratch", timeout=30) is None
+    assert not plant(None, tmp_path / "home")
