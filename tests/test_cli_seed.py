@@ -29,9 +29,13 @@ def test_seed_is_made_once_planted_as_symlinks_and_retired_when_written(tmp_path
     assert load_seed(prefix) == seed  # made once: the next preparation reads it back
     home = tmp_path / "home"
     assert plant(seed, home)
-    link = home / ".cache/copilot/pkg"
-    assert link.is_symlink() and (link / "linux-x64/9.9.9/index.js").read_text() == "payload\n"
-    (link / "linux-x64/9.9.9/lock").write_text("a cell wrote here")  # shared state would leak
+    copy = home / ".cache/copilot/pkg/linux-x64/9.9.9"
+    assert (copy / "index.js").read_text() == "payload\n" and not copy.is_symlink()
+    (copy / "lock").write_text("created and removed by a start")  # the sandbox's own directory
+    (copy / "lock").unlink()
+    assert seed.intact() and not (seed.root / ".cache/copilot/pkg/linux-x64/9.9.9/lock").exists()
+    with (copy / "index.js").open("a") as f:  # a write into a shared file reaches the seed
+        f.write("changed")
     assert not seed.intact()
     seed.retire("test")
     assert not plant(seed, tmp_path / "other-home")  # later cells unpack for themselves

@@ -2,10 +2,12 @@
 
 On its first start in a HOME, a CLI release unpacks itself (about 1 s and up to 245 MB). That
 work is identical in every cell, so it is done once, into the CLI's prefix, and each sandbox
-gets symlinks to it at the same places in its HOME. The unpacked tree is not the cell's
-state, but it would be shared mutable state if a CLI wrote into it: a fingerprint taken when
-it was made is checked after every cell, and a tree that changed is retired (later cells
-unpack for themselves again) and the cell is recorded as a harness error, re-measured."""
+gets a copy made of hard links at the same places in its HOME: its own directories (a CLI
+may create, rename and delete files there, as some releases do on every start) sharing the
+files' contents. Only a write into an existing file would reach the shared copy: a
+fingerprint of the files taken when it was made is checked after every cell, and a tree
+that changed is retired (later cells unpack for themselves again) and the cell is recorded
+as a harness error, re-measured."""
 
 from __future__ import annotations
 
@@ -46,10 +48,11 @@ class Seed:
 
 
 def _fingerprint(root: Path, paths: tuple[str, ...]) -> str:
+    """The files' count, total size and newest mtime: what a write into one of them changes.
+    Directories are each sandbox's own, so their entries are not part of it."""
     files = size = newest = 0
     for rel in paths:
         for dirpath, _dirs, names in os.walk(root / rel):
-            newest = max(newest, Path(dirpath).stat().st_mtime_ns)
             for name in names:
                 st = (Path(dirpath) / name).lstat()
                 files, size, newest = files + 1, size + st.st_size, max(newest, st.st_mtime_ns)
@@ -86,11 +89,24 @@ def make_seed(prefix: Path, argv: tuple[str, ...], path_dirs: list[Path], scratc
     return seed
 
 
+def _link_tree(src: Path, dst: Path) -> None:
+    for dirpath, dirs, names in os.walk(src):
+        target = dst / Path(dirpath).relative_to(src)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            source = Path(dirpath) / name
+            if source.is_symlink():
+                (target / name).symlink_to(source.readlink())
+            else:
+                os.link(source, target / name)
+        dirs.sort()
+
+
 def plant(seed: Seed | None, home: Path) -> bool:
-    """Symlink the unpacked tree into a sandbox HOME; False when there is none to give."""
+    """Give a sandbox HOME the unpacked tree (own directories, shared file contents);
+    False when there is none to give."""
     if seed is None or seed.retired:
         return False
     for rel in seed.paths:
-        (home / rel).parent.mkdir(parents=True, exist_ok=True)
-        (home / rel).symlink_to(seed.root / rel, target_is_directory=True)
+        _link_tree(seed.root / rel, home / rel)
     return True
