@@ -1,9 +1,10 @@
 """Benchmark: the harness's wall time per handshake cell against the raw cost of what the
 cell measures, in the same run.
 
-Raw: a minimal JSON-RPC client (stdlib, here) starts the CLI in a fresh sandbox exactly as an
-SDK does (`--headless --stdio`, the runtime the harness measured for it), sends `ping` and
-waits for the answer, then closes stdin and waits for the CLI to exit. Harness: the same CLI
+Raw: a minimal JSON-RPC client (stdlib, here) starts the CLI in a fresh sandbox (with the
+same unpacked package a cell gets) exactly as an SDK does (`--headless --stdio`, the runtime
+the harness measured for it), sends `ping` and waits for the answer, then closes stdin and
+waits for the CLI to exit. Harness: the same CLI
 with a real SDK through `Runner.measure` (environments already installed; what remains is the
 sandbox, the launcher, the agent's interpreter and the SDK's own start and stop).
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from matrix import proc
 from matrix.cache import cache_root
 from matrix.config import Plan
+from matrix.products.cli_seed import Seed, plant
 from matrix.runner import Cell, Runner
 from matrix.sandbox import sandbox
 from matrix.store import Store
@@ -49,8 +51,10 @@ def read_message(stream: subprocess.Popen[bytes]) -> dict[str, object]:
     return json.loads(stream.stdout.read(length))  # type: ignore[no-any-return]
 
 
-def raw_handshake(node: Path, entry: Path, scratch: Path) -> float:
+def raw_handshake(node: Path, entry: Path, seed: Seed | None, scratch: Path) -> float:
+    """The raw client gets the same unpacked CLI as a cell does, so neither pays the unpack."""
     with sandbox(scratch, path_dirs=[node.parent]) as box:
+        plant(seed, box.home)
         t0 = time.monotonic()
         child = subprocess.Popen([str(node), str(entry), "--headless", "--no-auto-update", "--log-level", "error",
                                   "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -91,7 +95,7 @@ def main() -> None:
             row = runner.measure(cell)
             harness.append(time.monotonic() - t0)
             assert row is not None and row.outcome == first.outcome
-            raw.append(raw_handshake(cli.runtime.node, cli.entry, Path(tmp) / "raw"))
+            raw.append(raw_handshake(cli.runtime.node, cli.entry, cli.seed, Path(tmp) / "raw"))
     h, r = statistics.median(harness), statistics.median(raw)
     print(f"cell: sdk {args.sdk} x cli {args.cli} ({first.outcome}), {args.repeat} runs each")
     print(f"raw start + ping + exit (minimal JSON-RPC client): median {r:.2f}s  {[round(x, 2) for x in raw]}")
