@@ -80,7 +80,7 @@ def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
            "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
     flat = frame.copy()
-    for col in ("sdk_declared", "detail", "leftovers_killed"):
+    for col in ("sdk_declared", "detail", "leftovers_killed", "repeats"):
         flat[col] = flat[col].map(lambda v: json.dumps(v, default=str, sort_keys=True))
     flat.to_csv(out / "rows.csv", index=False)
     flat.to_parquet(out / "rows.parquet", index=False)

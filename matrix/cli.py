@@ -119,6 +119,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             colour = OUTCOME_INFO[Outcome(row.outcome)][0]
             first = (row.error_message or "").strip().splitlines()[:1]
             what = f" {row.mutation:<27}" if row.mutation else ""
+            if row.flaky:
+                what += f" [flaky: {' / '.join(row.repeats)}]"
             progress.console.print(
                 f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}{what}  "
                 f"[{colour}]{row.outcome:<14}[/] {row.seconds:6.1f}s  {(first[0] if first else '')[:90]}",
@@ -129,14 +131,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         def phase(name: str, planned: list[Cell], measured: list[Row]) -> None:
             nonlocal task
-            todo = pending(planned, measured, args.force)
+            todo = pending(planned, measured, args.force or args.repeat > 1)
             if not planned:
                 return
             console.print(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured "
                           f"by harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
             task = progress.add_task(name, total=len(todo))
             started = time.monotonic()
-            rows.extend(runner.run(todo, jobs))
+            rows.extend(runner.run(todo, jobs, args.repeat))
             console.print(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
 
         # Handshake first: the tolerance and contract cells are planned from its verdicts.
@@ -151,6 +153,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         counts[row.outcome] = counts.get(row.outcome, 0) + 1
     console.print(f"measured {len(rows)} cells in {elapsed:.1f}s: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    flaky = [r for r in rows if r.flaky]
+    if args.repeat > 1:
+        console.print(f"flaky: {len(flaky)} of {len(rows)} cells changed outcome across {args.repeat} repeats"
+                      + "".join(f"\n  {r.family} {r.probe} {r.mutation} sdk {r.sdk_version} × {r.cli_version}: "
+                                f"{' / '.join(r.repeats)}" for r in flaky))
     if runner.env_seconds:
         console.print("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
     frame, _ = load_frame(store.directory)
@@ -200,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=_positive, default=None, help="cells measured at once")
     r.add_argument("--results", default=None, help="results directory (default from the config)")
     r.add_argument("--force", action="store_true", help="re-measure cells already measured")
+    r.add_argument("--repeat", type=_positive, default=1, metavar="N",
+                   help="measure every planned cell N times; one whose outcome differs is marked flaky")
     r.add_argument("--new", action="store_true",
                    help="ask the registries now and measure only cells of releases no earlier run selected")
     r.add_argument("--shard", default=None, metavar="i/n",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .analysis import sort_by_version, sorted_versions
 from .cosmo.checks import CHECKS, Check, checks_of
-from .pages import badge, esc, esc_raw
+from .pages import badge, esc, esc_raw, flaky_mark
 from .probes.cosmo import PATHS
 from .products import FAMILIES
 from .store import Releases
@@ -101,7 +101,8 @@ def _grid(sub: pd.DataFrame, family: str, checks: tuple[Check, ...]) -> list[str
                 cells.append("<td>·</td>")
                 continue
             cells.append(f'<td data-sort="{esc(r.outcome)}" title="{esc(summary(r))}">'
-                         f'<a href="{_version_link(family, sdk, _anchor(c.name))}">{badge(str(r.outcome))}</a></td>')
+                         f'<a href="{_version_link(family, sdk, _anchor(c.name))}">{badge(str(r.outcome))}</a>'
+                         f"{flaky_mark(r)}</td>")
         lines.append(f'<tr><td><a href="{_version_link(family, sdk)}">{esc(sdk)}</a></td>{"".join(cells)}</tr>')
     lines += ["</tbody></table></div>", ""]
     return lines

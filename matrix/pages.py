@@ -91,7 +91,7 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
             f"<td>{fam}</td>"
             f'<td><a href="{link_prefix}{fam}/{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
             f'<td><a href="{link_prefix}{fam}/{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
-            f'<td data-sort="{esc(r.outcome)}">{badge(str(r.outcome))}</td>'
+            f'<td data-sort="{esc(r.outcome)}">{badge(str(r.outcome))}{flaky_mark(r)}</td>'
             f"<td>{_num(r.protocol)}</td>"
             f"<td>{esc(r.observed_cli_version)}</td>"
             f'<td class="cm-msg" title="{esc(msg)}">{esc(excerpt)}</td>'
@@ -100,6 +100,14 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
         )
     out.append("</tbody></table></div>")
     return "\n".join(out)
+
+
+def flaky_mark(row: Any) -> str:
+    """A cell whose outcome differed between repeats says so, with every outcome seen."""
+    if getattr(row, "flaky", False) is not True:
+        return ""
+    seen = " / ".join(str(o) for o in (getattr(row, "repeats", None) or []))
+    return f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
 
 
 def legend() -> str:

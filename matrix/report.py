@@ -18,7 +18,7 @@ REPORT_COLUMNS = [
     "family", "sdk_version", "cli_version", "probe", "mutation", "outcome", "protocol",
     "observed_cli_version", "error_type", "error_message", "message_names_versions",
     "message_actionable", "seconds", "start_seconds", "calls_seconds", "stop_seconds",
-    "node_runtime", "wrong_cli", "leftovers_killed", "harness_version", "measured_at",
+    "node_runtime", "wrong_cli", "leftovers_killed", "flaky", "repeats", "harness_version", "measured_at",
 ]
 _SHORT = {
     Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",

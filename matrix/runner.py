@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -168,11 +168,26 @@ class Runner:
                    host=socket.gethostname())
 
 
-    def measure(self, cell: Cell) -> Row | None:
+    def measure(self, cell: Cell, repeat: int = 1) -> Row | None:
+        """Measure ``cell`` (``repeat`` times: a cell whose outcome differs between repeats
+        is recorded as flaky, with every outcome seen) and record one row."""
+        rows: list[Row] = []
+        for _ in range(repeat):
+            row = self._measure_once(cell)
+            if row is None:
+                return None  # interrupted: nothing recorded
+            rows.append(row)
+        row = rows[-1]
+        if repeat > 1:
+            seen = [r.outcome for r in rows]
+            row = replace(row, repeats=seen, flaky=len(set(seen)) > 1)
+        return self._record(row)
+
+    def _measure_once(self, cell: Cell) -> Row | None:
         if self.reaper.cancelled:
             return None
         if cell.cli_version == NO_CLI:
-            return self._record(self._infra_row(
+            return (self._infra_row(
                 cell, Outcome.NOT_APPLICABLE, "", "no CLI version in the matrix is compatible with this SDK version"))
         fam = FAMILIES[cell.family]
         if fam.sdk_ecosystem == "npm":
@@ -190,16 +205,16 @@ class Runner:
                 try:
                     self._ensure(env)
                 except UninstallableError as err:
-                    return self._record(self._infra_row(cell, Outcome.UNINSTALLABLE, side, err))
+                    return (self._infra_row(cell, Outcome.UNINSTALLABLE, side, err))
                 except InfraError as err:
-                    return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, side, err))
+                    return (self._infra_row(cell, Outcome.INFRA_ERROR, side, err))
             budget = int(self.plan.run.cache_budget_gb * 1024**3)
             evict(self.envs / "cli", cli_env.kind, budget, keep={cli_env.location})
             try:
                 return self._probe(cell, sdk, cli_env)
             except _Evicted:
                 if attempt == 2:
-                    return self._record(self._infra_row(
+                    return (self._infra_row(
                         cell, Outcome.INFRA_ERROR, "harness", "an environment was evicted twice while in use"))
         raise AssertionError("unreachable")
 
@@ -214,9 +229,9 @@ class Runner:
             try:
                 self._ensure(sdk)
             except UninstallableError as err:
-                return self._record(self._infra_row(cell, Outcome.UNINSTALLABLE, "sdk", err))
+                return (self._infra_row(cell, Outcome.UNINSTALLABLE, "sdk", err))
             except InfraError as err:
-                return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "sdk", err))
+                return (self._infra_row(cell, Outcome.INFRA_ERROR, "sdk", err))
             try:
                 with sdk.in_use():
                     if not sdk.is_ready():
@@ -225,12 +240,12 @@ class Runner:
                                     self.reaper)
             except _Evicted:
                 if attempt == 2:
-                    return self._record(self._infra_row(
+                    return (self._infra_row(
                         cell, Outcome.INFRA_ERROR, "harness", "an environment was evicted twice while in use"))
                 continue
             except InfraError as err:
-                return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
-            return None if self.reaper.cancelled else self._record(row)
+                return (self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
+            return None if self.reaper.cancelled else row
         raise AssertionError("unreachable")
 
     def _node_sdk(self, prefix: NpmPrefix) -> NodeSdk:
@@ -266,10 +281,10 @@ class Runner:
                 runtime = cli.runtime or self._runtimes()[-1].get()
                 row = self._run_probe(cell, sdk, cli, runtime)
         except InfraError as err:
-            return self._record(self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
+            return (self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err))
         if self.reaper.cancelled:
             return None  # interrupted: the cell in flight is not recorded, never half-true
-        return self._record(row)
+        return row
 
     def _record(self, row: Row) -> Row:
         if self.reaper.cancelled:
@@ -278,10 +293,10 @@ class Runner:
         self.on_row(row)
         return row
 
-    def run(self, cells: list[Cell], jobs: int) -> list[Row]:
+    def run(self, cells: list[Cell], jobs: int, repeat: int = 1) -> list[Row]:
         rows: list[Row] = []
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(self.measure, c) for c in order(cells)]
+            futures = [pool.submit(self.measure, c, repeat) for c in order(cells)]
             try:
                 for fut in as_completed(futures):
                     row = fut.result()

@@ -49,6 +49,9 @@ class Row:
     node_runtime: str | None = None
     leftovers_killed: list[str] = field(default_factory=list)
     wrong_cli: bool = False
+    # Measured more than once (run --repeat N): every outcome seen, and whether they differed.
+    repeats: list[str] = field(default_factory=list)
+    flaky: bool = False
     detail: dict[str, Any] = field(default_factory=dict)
     harness_version: str = ""
     measured_at: str = ""

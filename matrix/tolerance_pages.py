@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from .analysis import sort_by_version, sorted_versions
-from .pages import badge, esc, esc_raw
+from .pages import badge, esc, esc_raw, flaky_mark
 from .products import FAMILIES
 from .shim import RULES
 
@@ -46,7 +46,8 @@ def matrix_page(frame: pd.DataFrame, family: str) -> str:
                 cells.append("<td>·</td>")
                 continue
             link = f"{family}/{_cell_slug(sdk, rule)}.md"
-            cells.append(f'<td data-sort="{esc(r.outcome)}"><a href="{link}">{badge(str(r.outcome))}</a></td>')
+            cells.append(f'<td data-sort="{esc(r.outcome)}"><a href="{link}">{badge(str(r.outcome))}</a>'
+                         f"{flaky_mark(r)}</td>")
         lines.append(f"<tr><td>{esc(sdk)}</td><td>{cli}</td>{''.join(cells)}</tr>")
     lines += ["</tbody></table></div>", ""]
     return "\n".join(lines)

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
-from matrix import HARNESS_VERSION
-from matrix.runner import Cell, order, pending
-from matrix.store import Row
+from pathlib import Path
+
+from matrix import HARNESS_VERSION, proc
+from matrix.config import Plan
+from matrix.runner import Cell, Runner, order, pending
+from matrix.store import Row, Store
 
 
 def row(sdk: str, outcome: str, harness: str = HARNESS_VERSION) -> Row:
@@ -28,3 +31,36 @@ def test_order_groups_by_cli_then_sdk_numerically() -> None:
     cells = [Cell("f", "0.1.10", "1.0.2", "h"), Cell("f", "0.1.9", "1.0.10", "h"), Cell("f", "0.1.9", "1.0.2", "h")]
     assert [(c.cli_version, c.sdk_version) for c in order(cells)] == [
         ("1.0.2", "0.1.9"), ("1.0.2", "0.1.10"), ("1.0.10", "0.1.9")]
+
+
+class _Scripted(Runner):
+    """Our repeat logic over a scripted sequence of outcomes (no environments, no probes)."""
+
+    def __init__(self, outcomes: list[str], results: Path) -> None:
+        super().__init__(Plan.model_validate({"families": {"copilot-python": {}}}), Store(results),
+                         results / "cache", proc.Reaper())
+        self.outcomes = list(outcomes)
+
+    def _measure_once(self, cell: Cell) -> Row | None:
+        return row(cell.sdk_version, self.outcomes.pop(0))
+
+
+def test_repeats_that_disagree_are_one_flaky_row_with_every_outcome(tmp_path: Path) -> None:
+    runner = _Scripted(["compatible", "hang", "compatible"], tmp_path / "r")
+    got = runner.measure(CELLS[0], repeat=3)
+    assert got is not None and got.flaky and got.repeats == ["compatible", "hang", "compatible"]
+    stored, _ = Store(tmp_path / "r").read()
+    assert len(stored) == 1 and stored[0].flaky and stored[0].repeats == got.repeats
+    steady = _Scripted(["refused", "refused"], tmp_path / "s").measure(CELLS[1], repeat=2)
+    assert steady is not None and not steady.flaky and steady.repeats == ["refused", "refused"]
+    once = _Scripted(["refused"], tmp_path / "o").measure(CELLS[2])
+    assert once is not None and not once.flaky and once.repeats == []
+
+
+def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
+    from matrix.pages import long_table
+    from matrix.store import load_frame
+
+    _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)
+    frame, _ = load_frame(tmp_path / "r")
+    assert "flaky (compatible / hang)" in long_table(frame)
