@@ -126,7 +126,7 @@ def test_recorded_fixture_files_parse() -> None:
 
 
 def test_messages_lose_token_values_and_our_cache_paths() -> None:
-    from matrix.probes.handshake import redact
+    from matrix.redaction import redact
 
     text = ("Cannot find module '/home/u/.cache/compat-matrix/envs/sdk/npm-prefix/github__copilot-sdk-0.1.11/"
             "node_modules/x.json' with ghp_abcdefghijklmnopqrstuvwxyz0123")
@@ -144,3 +144,12 @@ def test_node_agent_reports() -> None:
     assert classify(uncaught) == Outcome.DEGRADED
     epipe = agent({"name": "start", "ok": False, "error": err("ResponseError", "write EPIPE (code -32099)")})
     assert classify(epipe) == Outcome.LAUNCH_FAILED
+
+
+def test_transcripts_are_rewritten_without_token_values(tmp_path: Path) -> None:
+    from matrix.redaction import redact_file
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"msg": "token ghp_abcdefghijklmnopqrstuvwxyz0123 echoed"}\n')
+    redact_file(path)
+    assert "ghp_abc" not in path.read_text() and "[redacted-token]" in path.read_text()

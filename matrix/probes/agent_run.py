@@ -14,6 +14,7 @@ from .. import proc
 from ..envs import UvVenv
 from ..products.cli_seed import plant
 from ..products.copilot_cli import CliInstall, Runtime, read_launches, write_launcher
+from ..redaction import redact_file
 from ..report_schema import AgentReport, parse_report
 from ..sandbox import sandbox
 from . import AGENTS_DIR
@@ -90,6 +91,8 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
         res = proc.run(proc.Request(argv, env, box.root, timeout=timeout, grace=grace), reaper)
         launches = read_launches(log)
         home = _home_files(box.home)
+        if use_shim:
+            redact_file(target)
     modified = seeded and cli.seed is not None and not cli.seed.intact()
     if modified and cli.seed is not None:
         cli.seed.retire(f"modified during a cell of {cli.version}")

@@ -17,11 +17,12 @@ from ..cosmo import background
 from ..cosmo.standin import Scenario
 from ..cosmo.verdicts import judge
 from ..envs import UvVenv
+from ..redaction import redact, redact_file
 from ..report_schema import parse_report
 from ..sandbox import sandbox
 from ..store import Row
 from . import AGENTS_DIR
-from .handshake import HandshakeCell, redact
+from .handshake import HandshakeCell
 
 __all__ = ["PATHS", "SCENARIOS", "run_cosmo", "scenario_for", "standin_log_path"]
 
@@ -70,6 +71,7 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
         env = {**box.env, "COSMO_BASE_URL": server.url}
         argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / "cosmo_python.py"), json.dumps(cfg))
         res = proc.run(proc.Request(argv, env, box.root, timeout=cell.probe_timeout, grace=cell.grace), reaper)
+    redact_file(log)
     report = parse_report(res.stdout)
     entries = _read_log(log)
     verdict = judge(check, report, res, entries, scenario)
@@ -79,6 +81,7 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
         "path": path,
         "path_text": PATHS.get(path, ""),
         "api": report.api if report else {},
+        "agent_env_names": report.extra.get("env_names") if report else None,
         "standin_log": str(log.relative_to(results.absolute())),
         "agent_stderr_tail": redact(res.stderr[-2000:]),
         "steps": [{"name": s.name, "ok": s.ok, "seconds": s.seconds} for s in report.steps] if report else [],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,25 +14,12 @@ from ..envs import UvVenv
 from ..outcomes import Outcome
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
+from ..redaction import redact
 from ..report_schema import ErrorInfo
 from ..store import Row
 from .agent_run import AgentRun, node_agent, python_agent, run_agent
 
 __all__ = ["HandshakeCell", "build_row", "redact", "run_node_handshake", "run_python_handshake"]
-
-_TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
-                       r"(?:sk|xox[abp])-[A-Za-z0-9-]{20,})\b")
-
-
-# Where our cache put an environment says nothing about the SDK and differs per machine.
-_ENV_PATH = re.compile(r"/[^\s'\"]*?/envs/(sdk|cli|runtime)/[^/\s'\"]+/([^/\s'\"]+)")
-
-
-def redact(text: str) -> str:
-    """Third-party output may echo a credential; keep its shape, drop its value. Paths
-    into our environment cache are shortened to the environment's name."""
-    return _ENV_PATH.sub(r"<\1 env \2>", _TOKENISH.sub("[redacted-token]", text))
-
 
 @dataclass(frozen=True)
 class HandshakeCell:
@@ -68,6 +54,7 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         agent_stderr_tail=redact(res.stderr[-2000:]),
         runtime_failures=cli.runtime_failures,
         home_files=run.home_files[:50],
+        agent_env_names=report.extra.get("env_names") if report else None,
         **(extra or {}),
     )
     if verdict.error and verdict.error.traceback:

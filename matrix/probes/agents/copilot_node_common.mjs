@@ -15,7 +15,9 @@ const PKG = "@github/copilot-sdk";
 export const cfg = JSON.parse(process.argv[2] || "{}");
 export const STEP_MS = Number(cfg.step_timeout ?? 35) * 1000;
 export const report = { schema: 1, sdk_name: PKG, steps: [], warnings: [], declared: {}, api: {}, launched: [],
-                 node: process.version, node_warnings: [], uncaught: [] };
+                 node: process.version, node_warnings: [], uncaught: [],
+                 // Names only: the harness checks that no credential-like variable reached the SDK.
+                 env_names: Object.keys(process.env).sort() };
 
 // Every process the SDK spawns: the SDK's `import { spawn } from "node:child_process"` is a
 // live binding that syncBuiltinESMExports() refreshes, so this sees a bundled CLI too.

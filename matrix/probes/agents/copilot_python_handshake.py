@@ -16,6 +16,7 @@ import importlib.metadata
 import inspect
 import json
 import logging
+import os
 import sys
 import time
 import traceback
@@ -24,7 +25,9 @@ import warnings
 PREFIX = "@@compat-matrix-report@@ "
 DIST = "github-copilot-sdk"
 
-report = {"schema": 1, "sdk_name": DIST, "steps": [], "warnings": [], "declared": {}, "api": {}}
+report = {"schema": 1, "sdk_name": DIST, "steps": [], "warnings": [], "declared": {}, "api": {},
+          # Names only: the harness checks that no credential-like variable reached the SDK.
+          "env_names": sorted(os.environ)}
 
 
 def note(msg):

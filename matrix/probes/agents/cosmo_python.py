@@ -37,7 +37,8 @@ DIST = "cosmo-ai-sdk"
 UNKNOWN = "compat-matrix-unknown-value"
 
 steps: list[dict[str, Any]] = []
-report: dict[str, Any] = {"schema": 1, "steps": steps, "observed": {}, "loop_errors": []}
+report: dict[str, Any] = {"schema": 1, "steps": steps, "observed": {}, "loop_errors": [],
+                          "env_names": sorted(os.environ)}  # names only, checked by the harness
 
 
 def emit() -> None:
