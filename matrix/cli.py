@@ -82,6 +82,8 @@ def cmd_discover(args: argparse.Namespace, console: Console) -> int:
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     shard = parse_shard(args.shard) if args.shard else None  # bad input fails before anything is touched
     plan = _load(args)
+    for leftover in proc.sweep_orphans():
+        err_console.print(f"[yellow]warning:[/] killed a process left by a run that was killed: {leftover[:200]}")
     store = Store(_results(args, plan))
     store.check_writable()
     existing, warnings = store.read()

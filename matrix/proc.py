@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,32 @@ def _group_members(pgid: int) -> list[tuple[int, str]]:
         if st and st[1] == pgid and st[0] != "Z":
             found.append((pid, _cmdline(entry)))
     return found
+
+
+def new_marker() -> str:
+    """A cell's marker names the harness process that owns it, so a later run can tell the
+    processes of a run that was killed outright (kill -9) from those of a live one."""
+    return f"{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def sweep_orphans() -> list[str]:
+    """Kill processes left by a harness that no longer exists; return what was killed."""
+    prefix = f"{MARKER_VAR}=".encode()
+    killed = []
+    for pid, entry in _procs():
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        owners = [item[len(prefix):].split(b"-", 1)[0] for item in env.split(b"\0") if item.startswith(prefix)]
+        if not owners or not owners[0].isdigit():
+            continue
+        owner = int(owners[0])
+        st = _stat(entry)
+        if owner != os.getpid() and not _alive(owner) and st and st[0] != "Z":
+            killed.append(_cmdline(entry))
+            _signal_pid(pid, signal.SIGKILL)
+    return killed
 
 
 def find_marked(marker: str) -> list[tuple[int, str]]:

@@ -7,13 +7,12 @@ import os
 import re
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .proc import MARKER_VAR
+from .proc import MARKER_VAR, new_marker
 
 __all__ = ["Sandbox", "install_env", "is_secret_name", "sandbox"]
 
@@ -67,7 +66,7 @@ def sandbox(
     for d in [home, *dirs.values()]:
         d.mkdir(parents=True, exist_ok=True)
     (root / "run").chmod(0o700)
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     env = {k: os.environ[k] for k in PROBE_PASS if k in os.environ}
     env.update({k: str(v) for k, v in dirs.items()})
     env.update(

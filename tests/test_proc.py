@@ -97,3 +97,29 @@ def test_reaper_kill_all_ends_running_groups(tmp_path: Path) -> None:
     assert reaper.cancelled
     assert results and results[0].returncode == -9
     assert find_marked(marker) == []
+
+
+def test_processes_of_a_killed_harness_are_swept_and_a_live_ones_are_not(tmp_path: Path) -> None:
+    import subprocess
+
+    from matrix.proc import MARKER_VAR, sweep_orphans
+
+    gone = subprocess.Popen([PY, "-c", "pass"])
+    gone.wait()  # a harness pid that no longer exists
+    base = {"PATH": "/usr/bin:/bin"}
+    orphan = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"],
+                              env={**base, MARKER_VAR: f"{gone.pid}-orphan"}, start_new_session=True)
+    ours = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"],
+                            env={**base, MARKER_VAR: f"{os.getpid()}-ours"}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not (find_marked(f"{gone.pid}-orphan") and find_marked(f"{os.getpid()}-ours")):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        killed = sweep_orphans()
+        assert len(killed) == 1 and "sleep(60)" in killed[0]
+        assert orphan.wait(timeout=10) == -9
+        assert ours.poll() is None  # a live harness's cell is left alone
+    finally:
+        ours.kill()
+        ours.wait()
