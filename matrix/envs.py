@@ -10,6 +10,7 @@ shared while in use, so eviction never removes one a probe is using.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import shutil
@@ -24,6 +25,7 @@ from typing import ClassVar
 from . import proc
 from .cache import dir_size, locked
 from .errors import InfraError, UninstallableError, UserError
+from .gotool import go_command
 from .sandbox import install_env
 
 __all__ = ["BACKENDS", "Environment", "NpmPrefix", "UvVenv", "evict", "make_env", "with_retries"]
@@ -128,8 +130,8 @@ class Environment:
     def _install(self) -> None:
         raise NotImplementedError
 
-    def _run_installer(self, argv: list[str], gone: re.Pattern[str]) -> proc.Result:
-        res = proc.run(proc.Request(tuple(argv), install_env(), self.location,
+    def _run_installer(self, argv: list[str], gone: re.Pattern[str], env: dict[str, str] | None = None) -> proc.Result:
+        res = proc.run(proc.Request(tuple(argv), env or install_env(), self.location,
                                     timeout=self.install_timeout))
         if res.ok:
             return res
@@ -231,7 +233,70 @@ class NpmPrefix(Environment):
                              "--no-save", "--loglevel=error"], _NPM_GONE)
 
 
-BACKENDS: dict[str, type[Environment]] = {b.kind: b for b in (UvVenv, NpmPrefix)}
+_GO_GONE = re.compile(r"(403 Forbidden|404 Not Found|410 Gone|not available|unknown revision|invalid version)")
+GO_AGENT_SOURCE = Path(__file__).parent / "probes" / "agents" / "copilot_go"
+GO_MODULE_DIR = "module-dir.txt"
+GO_BUILD_ERRORS = "build-errors.txt"
+# Tried in order: the first build that compiles is the agent. A tag selects how the CLI path
+# is given (ClientOptions.Connection from 1.0, ClientOptions.CLIPath before).
+GO_VARIANTS = ("copilot_connection", "")
+
+
+@dataclass
+class GoAgent(Environment):
+    """One Go agent program built against exactly one version of a Go module: a go.mod that
+    requires that version, the agent's source, the binary. A version the agent does not
+    compile against is still a finished environment: its compiler messages are the verdict."""
+
+    kind: ClassVar[str] = "go-agent"
+
+    def fingerprint(self) -> dict[str, str]:
+        argv, _ = go_command("version")
+        source = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(GO_AGENT_SOURCE.glob("*.go")))).hexdigest()
+        return {**super().fingerprint(), "go": _tool_version(argv), "agent": source[:16]}
+
+    @property
+    def binary(self) -> Path:
+        return self.location / "agent"
+
+    @property
+    def build_errors(self) -> str | None:
+        path = self.location / GO_BUILD_ERRORS
+        return path.read_text() if path.exists() else None
+
+    @property
+    def module_dir(self) -> str:
+        path = self.location / GO_MODULE_DIR
+        return path.read_text().strip() if path.exists() else ""
+
+    def healthy(self) -> bool:
+        return self.binary.exists() or (self.location / GO_BUILD_ERRORS).exists()
+
+    def _install(self) -> None:
+        (self.location / "go.mod").write_text(f"module compatmatrix/agent\n\ngo 1.24\n\n"
+                                             f"require {self.package} v{self.version}\n")
+        for src in GO_AGENT_SOURCE.glob("*.go"):
+            shutil.copy(src, self.location / src.name)
+        argv, env = go_command("mod", "download", f"{self.package}@v{self.version}")
+        env = {**env, "GOFLAGS": "-mod=mod"}
+        self._run_installer(list(argv), _GO_GONE, env)
+        argv, _ = go_command("list", "-m", "-f", "{{.Dir}}", self.package)
+        (self.location / GO_MODULE_DIR).write_text(self._run_installer(list(argv), _GO_GONE, env).stdout.strip())
+        failures = []
+        for tags in GO_VARIANTS:
+            argv, _ = go_command("build", "-tags", tags, "-o", str(self.binary), ".")
+            res = proc.run(proc.Request(argv, env, self.location, timeout=self.install_timeout))
+            if res.ok:
+                (self.location / "variant.txt").write_text(tags or "default")
+                return
+            if res.timed_out or _NO_SPACE.search(res.stderr):
+                raise InfraError(f"building the agent for {self.package}@v{self.version}",
+                                 "disk full" if _NO_SPACE.search(res.stderr) else "timed out")
+            failures.append(f"$ go build -tags '{tags}'\n{res.stderr.strip()[-3000:]}")
+        (self.location / GO_BUILD_ERRORS).write_text("\n\n".join(failures))
+
+
+BACKENDS: dict[str, type[Environment]] = {b.kind: b for b in (UvVenv, NpmPrefix, GoAgent)}
 
 
 def make_env(kind: str, package: str, version: str, root: Path, **kw: object) -> Environment:

@@ -78,8 +78,8 @@ class Resolved:
 
 
 def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,
-          override: list[str]) -> tuple[list[str], list[Release]]:
-    releases = discovery.releases(ecosystem, package)
+          override: list[str], hints: tuple[tuple[str, str], ...] = ()) -> tuple[list[str], list[Release]]:
+    releases = discovery.releases(ecosystem, package, hints)
     if override:
         sel = Selection(select=override, exclude=[], prereleases=True)
     return apply_selection(package, releases, sel.select, sel.exclude, sel.prereleases), releases
@@ -98,7 +98,7 @@ def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str
         for p in probes:
             if p not in fam.probes:
                 raise UserError(f"--probe {p!r} is not a probe of {name}; valid: {', '.join(fam.probes)}")
-        sdks, sdk_rel = _pick(discovery, fam.sdk_ecosystem, fam.sdk_package, conf.sdk, sdk)
+        sdks, sdk_rel = _pick(discovery, fam.sdk_ecosystem, fam.sdk_package, conf.sdk, sdk, fam.version_hints)
         if fam.standin:
             if cli and fam.standin not in cli:
                 if name in families:

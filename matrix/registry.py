@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 
 from . import proc
 from .errors import InfraError, UserError
+from .gotool import go_command
 from .sandbox import install_env
 from .versions import Release, is_prerelease
 
@@ -95,6 +99,41 @@ def fetch_npm(package: str) -> list[Release]:
     return [Release(v, times.get(v), is_prerelease(v)) for v in data.get("versions", [])]
 
 
+_GO_REFUSED = re.compile(r"(403|404|410|not available|not found|unknown revision|invalid version)", re.I)
+
+
+def _go_info(module: str, version: str) -> Release | None:
+    """One exact version through the go command's configured proxy; None when not served."""
+    argv, env = go_command("list", "-m", "-json", f"{module}@v{version}")
+    res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=120))
+    if res.ok:
+        data = json.loads(res.stdout)
+        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), is_prerelease(version))
+    if _GO_REFUSED.search(res.stderr):
+        return None
+    raise InfraError(f"asking the Go module proxy for {module}@v{version}", res.stderr.strip()[-300:])
+
+
+def fetch_go(module: str, candidates: Sequence[str] = ()) -> tuple[list[Release], str | None]:
+    """The module's versions as `go list -m -versions` reports them. When the proxy refuses
+    the list (some mirrors serve exact versions only), each candidate version (the numbers
+    the sibling SDKs of the same repository released) is asked for by name; the second
+    value says so."""
+    argv, env = go_command("list", "-m", "-versions", "-json", module)
+    res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=120))
+    if res.ok:
+        listed = [v.removeprefix("v") for v in json.loads(res.stdout).get("Versions") or []]
+        found = [r for r in (_go_info(module, v) for v in listed) if r is not None]
+        return found, None
+    if not _GO_REFUSED.search(res.stderr) or not candidates:
+        raise InfraError(f"listing {module} through the go command", res.stderr.strip()[-300:])
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = [r for r in pool.map(lambda v: _go_info(module, v), sorted(set(candidates))) if r is not None]
+    note = (f"the Go module proxy refused the version list of {module}; {len(found)} of {len(set(candidates))} "
+            "version numbers released by its sibling SDKs were found by asking for each")
+    return found, note
+
+
 FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm}
 
 
@@ -111,13 +150,21 @@ class Discovery:
     def _file(self, ecosystem: str, package: str) -> Path:
         return self.cache_dir / f"{ecosystem}-{package.replace('/', '__')}.json"
 
-    def releases(self, ecosystem: str, package: str) -> list[Release]:
+    def releases(self, ecosystem: str, package: str, hints: Sequence[tuple[str, str]] = ()) -> list[Release]:
+        """``hints``: (ecosystem, package) of sibling SDKs whose version numbers are asked
+        for by name when a Go proxy refuses to list a module's versions."""
         path = self._file(ecosystem, package)
         cached = self._load(path)
         if cached and not self.refresh and time.time() - cached[0] < self.ttl:
             return cached[1]
         try:
-            fresh = FETCHERS[ecosystem](package)
+            if ecosystem == "go":
+                candidates = [r.version for eco, pkg in hints for r in self.releases(eco, pkg) if not r.prerelease]
+                fresh, note = fetch_go(package, candidates)
+                if note:
+                    self.warnings.append(note)
+            else:
+                fresh = FETCHERS[ecosystem](package)
         except InfraError as err:
             if cached:
                 age = (time.time() - cached[0]) / 3600

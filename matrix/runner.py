@@ -22,12 +22,12 @@ from pathlib import Path
 
 from . import HARNESS_VERSION, proc
 from .config import Plan
-from .envs import Environment, NpmPrefix, UvVenv, evict, make_env, with_retries
+from .envs import Environment, GoAgent, NpmPrefix, UvVenv, evict, make_env, with_retries
 from .errors import InfraError, UninstallableError, UserError
 from .outcomes import Outcome
 from .probes.contract import run_python_contract
 from .probes.cosmo import run_cosmo
-from .probes.handshake import HandshakeCell, run_node_handshake, run_python_handshake
+from .probes.handshake import HandshakeCell, run_go_handshake, run_node_handshake, run_python_handshake
 from .probes.tolerance import run_node_tolerance, run_python_tolerance
 from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
@@ -192,6 +192,8 @@ class Runner:
         fam = FAMILIES[cell.family]
         if fam.sdk_ecosystem == "npm":
             sdk: Environment = self._make("sdk", "npm-prefix", fam.sdk_package, cell.sdk_version)
+        elif fam.sdk_ecosystem == "go":
+            sdk = self._make("sdk", "go-agent", fam.sdk_package, cell.sdk_version)
         else:
             extras = {"extras": fam.sdk_extras} if fam.sdk_extras else {}
             sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version, **extras)
@@ -259,6 +261,8 @@ class Runner:
         hs = self._cell_spec(cell)
         if isinstance(sdk, NpmPrefix) and cell.probe == "handshake":
             return run_node_handshake(hs, self._node_sdk(sdk), cli, runtime, self.reaper)
+        if isinstance(sdk, GoAgent) and cell.probe == "handshake":
+            return run_go_handshake(hs, sdk, cli, runtime, self.reaper)
         if isinstance(sdk, NpmPrefix) and cell.probe == "tolerance":
             return run_node_tolerance(hs, cell.mutation, self._node_sdk(sdk), cli, runtime, self.store.directory,
                                       self.reaper)

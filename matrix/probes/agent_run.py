@@ -87,7 +87,8 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.
         env.update(COPILOT_CLI_PATH=str(launcher), COPILOT_SKIP_CLI_DOWNLOAD="1")
-        argv = (*command.prefix, str(AGENTS_DIR / agent), json.dumps({**cfg, "cli_path": str(launcher)}))
+        script = (str(AGENTS_DIR / agent),) if agent else ()  # "": the command is the agent (a built binary)
+        argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(launcher)}))
         res = proc.run(proc.Request(argv, env, box.root, timeout=timeout, grace=grace), reaper)
         launches = read_launches(log)
         home = _home_files(box.home)

@@ -10,14 +10,14 @@ from typing import Any
 
 from .. import HARNESS_VERSION, proc
 from ..classify import Verdict, classify_handshake, grade_message
-from ..envs import UvVenv
+from ..envs import GoAgent, UvVenv
 from ..outcomes import Outcome
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
 from ..redaction import redact
 from ..report_schema import ErrorInfo
 from ..store import Row
-from .agent_run import AgentRun, node_agent, python_agent, run_agent
+from .agent_run import AgentCommand, AgentRun, node_agent, python_agent, run_agent
 
 __all__ = ["HandshakeCell", "build_row", "redact", "run_node_handshake", "run_python_handshake"]
 
@@ -111,4 +111,26 @@ def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runti
     if run.report:
         extra.update(spawned=run.report.launched[:5], uncaught=(run.report.extra.get("uncaught") or [])[:5],
                      ping_protocol=run.report.extra.get("ping_protocol"))
+    return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)
+
+
+def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runtime: Runtime,
+                     reaper: proc.Reaper | None = None) -> Row:
+    """The agent binary built against this version; a version it does not compile against is
+    ``crashed`` with the compiler's messages (the SDK's API changed under the agent)."""
+    errors = agent.build_errors
+    if errors is not None:
+        none = proc.Result((str(agent.binary),), 1, "", errors, 0.0, 0.0, False)
+        run = AgentRun(None, none, [], [])
+        verdict = Verdict(Outcome.CRASHED, ErrorInfo("CompileError", errors[-1500:]), {"phase": "build"})
+        return build_row(cell, "handshake", "", run, verdict, runtime, cli)
+    cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "sdk_dir": agent.module_dir}
+    run = run_agent("", cfg, AgentCommand((str(agent.binary),)), cli, runtime, cell.probe_timeout, cell.grace,
+                    cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
+    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    extra: dict[str, Any] = {"go_variant": (agent.location / "variant.txt").read_text()
+                             if (agent.location / "variant.txt").exists() else None}
+    if run.report:
+        extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"),
+                     leftover_processes=run.report.extra.get("leftover_processes"))
     return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)

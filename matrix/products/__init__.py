@@ -22,6 +22,9 @@ class Family:
     # A family whose other side is our local stand-in has one fixed "CLI version" (the
     # stand-in's contract version) and no registry on that side.
     standin: str | None = None
+    # Sibling SDKs of the same repository: their version numbers are asked for by name when a
+    # Go proxy refuses to list a module's versions.
+    version_hints: tuple[tuple[str, str], ...] = ()
 
     @property
     def other_side(self) -> str:
@@ -48,6 +51,16 @@ FAMILIES: dict[str, Family] = {
             cli_package="@github/copilot",
             probes=("handshake", "tolerance"),
             description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
+        ),
+        Family(
+            name="copilot-go",
+            sdk_ecosystem="go",
+            sdk_package="github.com/github/copilot-sdk/go",
+            cli_ecosystem="npm",
+            cli_package="@github/copilot",
+            probes=("handshake",),
+            description="the Go module github.com/github/copilot-sdk/go against the @github/copilot CLI (npm)",
+            version_hints=(("pypi", "github-copilot-sdk"), ("npm", "@github/copilot-sdk")),
         ),
         Family(
             name="cosmo-python",

@@ -1,0 +1,57 @@
+"""The Go SDK on real versions: the agent built against the newest release (found through
+the go command's configured proxy) against the newest CLI, an exact-protocol release, and a
+release whose ping decoding breaks on a newer CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from matrix import proc
+from matrix.cache import cache_root
+from matrix.config import Plan
+from matrix.products import FAMILIES
+from matrix.registry import Discovery
+from matrix.runner import Cell, Runner
+from matrix.store import Store, load_frame
+from matrix.versions import apply_selection
+
+pytestmark = pytest.mark.integration
+MODULE = "github.com/github/copilot-sdk/go"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    disc = Discovery(cache_root() / "discovery", 6 * 3600)
+    sdk = apply_selection(MODULE, disc.releases("go", MODULE, FAMILIES["copilot-go"].version_hints),
+                          ["latest:1"], [], False)[0]
+    cli = apply_selection("@github/copilot", disc.releases("npm", "@github/copilot"), ["latest:1"], [], False)[0]
+    out = tmp_path_factory.mktemp("go")
+    plan = Plan.model_validate({"families": {"copilot-go": {}}})
+    Runner(plan, Store(out), cache_root(), proc.Reaper()).run(
+        [Cell("copilot-go", v, cli, "handshake") for v in (sdk, "0.1.14", "0.1.24")], jobs=3)
+    return out, sdk, cli
+
+
+def row(results: tuple[Path, str, str], sdk: str) -> dict:
+    frame, _ = load_frame(results[0])
+    return frame[frame["sdk_version"] == sdk].iloc[0].to_dict()
+
+
+def test_newest_go_sdk_runs_the_cli_we_installed(results: tuple[Path, str, str]) -> None:
+    _, sdk, cli = results
+    r = row(results, sdk)
+    assert r["outcome"] == "compatible", r["error_message"]
+    assert r["observed_cli_version"] == cli and r["protocol"] == 3 and not r["wrong_cli"]
+    assert r["detail"]["go_variant"] == "copilot_connection"
+
+
+def test_exact_protocol_release_refuses_naming_both_versions(results: tuple[Path, str, str]) -> None:
+    r = row(results, "0.1.14")
+    assert r["outcome"] == "refused" and "expects version 1, but server reports version 3" in r["error_message"]
+
+
+def test_a_retyped_ping_field_is_a_crash_with_the_decoder_error(results: tuple[Path, str, str]) -> None:
+    r = row(results, "0.1.24")
+    assert r["outcome"] == "crashed" and "PingResponse.timestamp" in r["error_message"]
