@@ -28,7 +28,7 @@ from .outcomes import Outcome
 from .probes.contract import run_python_contract
 from .probes.cosmo import run_cosmo
 from .probes.handshake import HandshakeCell, run_go_handshake, run_node_handshake, run_python_handshake
-from .probes.tolerance import run_node_tolerance, run_python_tolerance
+from .probes.tolerance import run_go_tolerance, run_node_tolerance, run_python_tolerance
 from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
 from .products.node_sdk import NodeSdk, prepare_node_sdk
@@ -263,6 +263,8 @@ class Runner:
             return run_node_handshake(hs, self._node_sdk(sdk), cli, runtime, self.reaper)
         if isinstance(sdk, GoAgent) and cell.probe == "handshake":
             return run_go_handshake(hs, sdk, cli, runtime, self.reaper)
+        if isinstance(sdk, GoAgent) and cell.probe == "tolerance":
+            return run_go_tolerance(hs, cell.mutation, sdk, cli, runtime, self.store.directory, self.reaper)
         if isinstance(sdk, NpmPrefix) and cell.probe == "tolerance":
             return run_node_tolerance(hs, cell.mutation, self._node_sdk(sdk), cli, runtime, self.store.directory,
                                       self.reaper)

@@ -55,3 +55,20 @@ def test_exact_protocol_release_refuses_naming_both_versions(results: tuple[Path
 def test_a_retyped_ping_field_is_a_crash_with_the_decoder_error(results: tuple[Path, str, str]) -> None:
     r = row(results, "0.1.24")
     assert r["outcome"] == "crashed" and "PingResponse.timestamp" in r["error_message"]
+
+
+def test_go_tolerance_unknown_event_surfaced_retyped_field_loses_the_event(tmp_path: Path,
+                                                                           results: tuple[Path, str, str]) -> None:
+    """Go's typed events: an unknown type still arrives (its Type is a string); a field that
+    changes JSON type fails the whole event, and the session goes on (the canary arrives)."""
+    _, sdk, cli = results
+    plan = Plan.model_validate({"families": {"copilot-go": {}}})
+    rules = ("event.unknown-type", "field.type-change")
+    Runner(plan, Store(tmp_path), cache_root(), proc.Reaper()).run(
+        [Cell("copilot-go", sdk, cli, "tolerance", rule) for rule in rules], jobs=2)
+    frame, _ = load_frame(tmp_path)
+    got = {r["mutation"]: r for r in frame.to_dict("records")}
+    assert got["event.unknown-type"]["outcome"] == "surfaced"
+    assert got["event.unknown-type"]["detail"]["observed"]["mutated"]["type"] == "compat_matrix.unknown_event"
+    assert got["field.type-change"]["outcome"] == "lost"
+    assert all(r["detail"]["observed"]["canary"] for r in got.values())

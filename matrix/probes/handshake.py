@@ -19,7 +19,8 @@ from ..report_schema import ErrorInfo
 from ..store import Row
 from .agent_run import AgentCommand, AgentRun, node_agent, python_agent, run_agent
 
-__all__ = ["HandshakeCell", "build_row", "redact", "run_node_handshake", "run_python_handshake"]
+__all__ = ["HandshakeCell", "build_row", "compile_error_row", "redact", "run_go_handshake", "run_node_handshake",
+           "run_python_handshake"]
 
 @dataclass(frozen=True)
 class HandshakeCell:
@@ -114,16 +115,21 @@ def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runti
     return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)
 
 
+def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: GoAgent, cli: CliInstall,
+                      runtime: Runtime) -> Row:
+    """The agent does not compile against this version: the compiler's words are the verdict."""
+    errors = agent.build_errors or ""
+    run = AgentRun(None, proc.Result((str(agent.binary),), 1, "", errors, 0.0, 0.0, False), [], [])
+    verdict = Verdict(Outcome.CRASHED, ErrorInfo("CompileError", errors[-1500:]), {"phase": "build"})
+    return build_row(cell, probe, mutation, run, verdict, runtime, cli)
+
+
 def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runtime: Runtime,
                      reaper: proc.Reaper | None = None) -> Row:
     """The agent binary built against this version; a version it does not compile against is
     ``crashed`` with the compiler's messages (the SDK's API changed under the agent)."""
-    errors = agent.build_errors
-    if errors is not None:
-        none = proc.Result((str(agent.binary),), 1, "", errors, 0.0, 0.0, False)
-        run = AgentRun(None, none, [], [])
-        verdict = Verdict(Outcome.CRASHED, ErrorInfo("CompileError", errors[-1500:]), {"phase": "build"})
-        return build_row(cell, "handshake", "", run, verdict, runtime, cli)
+    if agent.build_errors is not None:
+        return compile_error_row(cell, "handshake", "", agent, cli, runtime)
     cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "sdk_dir": agent.module_dir}
     run = run_agent("", cfg, AgentCommand((str(agent.binary),)), cli, runtime, cell.probe_timeout, cell.grace,
                     cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)

@@ -6,15 +6,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import proc
-from ..envs import UvVenv
+from ..envs import GoAgent, UvVenv
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
 from ..store import Row
 from ..tolerance import classify_tolerance, shim_applied
 from .agent_run import AgentCommand, node_agent, python_agent, run_agent
-from .handshake import HandshakeCell, build_row
+from .handshake import HandshakeCell, build_row, compile_error_row
 
-__all__ = ["run_node_tolerance", "run_python_tolerance", "transcript_path"]
+__all__ = ["run_go_tolerance", "run_node_tolerance", "run_python_tolerance", "transcript_path"]
 
 
 def transcript_path(results: Path, family: str, sdk: str, cli: str, rule: str) -> Path:
@@ -33,6 +33,14 @@ def run_node_tolerance(cell: HandshakeCell, rule: str, sdk: NodeSdk, cli: CliIns
     return _run_tolerance("copilot_node_tolerance.mjs", node_agent(sdk.runtime.node),
                           {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, rule, cli, runtime, results,
                           reaper)
+
+
+def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliInstall, runtime: Runtime,
+                     results: Path, reaper: proc.Reaper | None = None) -> Row:
+    if agent.build_errors is not None:
+        return compile_error_row(cell, "tolerance", rule, agent, cli, runtime)
+    return _run_tolerance("", AgentCommand((str(agent.binary),)), {"sdk_dir": agent.module_dir, "log_level": "error"},
+                          cell, rule, cli, runtime, results, reaper)
 
 
 def _run_tolerance(agent: str, command: AgentCommand, agent_cfg: dict[str, str], cell: HandshakeCell, rule: str,

@@ -58,7 +58,7 @@ FAMILIES: dict[str, Family] = {
             sdk_package="github.com/github/copilot-sdk/go",
             cli_ecosystem="npm",
             cli_package="@github/copilot",
-            probes=("handshake",),
+            probes=("handshake", "tolerance"),
             description="the Go module github.com/github/copilot-sdk/go against the @github/copilot CLI (npm)",
             version_hints=(("pypi", "github-copilot-sdk"), ("npm", "@github/copilot-sdk")),
         ),

@@ -44,6 +44,8 @@ type config struct {
 	LogLevel    string  `json:"log_level"`
 	NoLogin     bool    `json:"no_login"`
 	SDKDir      string  `json:"sdk_dir"`
+	Rule        string  `json:"rule"`       // set: the tolerance probe (tolerance.go), not the handshake
+	EventWait   float64 `json:"event_wait"` // tolerance: seconds to wait for the canary event
 }
 
 type errInfo struct {
@@ -440,6 +442,10 @@ func run() {
 		api["effective_cli_path"] = v.FieldByName("CLIPath").String() // v0.x (COPILOT_CLI_PATH wins up to v0.2.0)
 	}
 
+	if cfg.Rule != "" {
+		tolerance(client, cfg, timeout)
+		return
+	}
 	startM, _ := method(client, "Start")
 	_, started := call("start", timeout, func(ctx context.Context) (any, error) { return invoke(startM, ctx, "") })
 	if p, ok := private(client, "process"); ok && !p.IsNil() {

@@ -1,0 +1,196 @@
+package main
+
+// The tolerance probe: the shim between this SDK and the real CLI applies one mutation
+// rule; this reports what the application was handed, classified by the harness exactly as
+// for the other SDKs. Sessions and events are reached by reflection, like the rest of the
+// API: CreateSession(config) or CreateSession(ctx, config), Session.On(handler),
+// Destroy() or Disconnect().
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	copilot "github.com/github/copilot-sdk/go"
+)
+
+const (
+	mutatedID         = "00000000-0000-4000-8000-00000000c0de"
+	canaryID          = "00000000-0000-4000-8000-00000000ca9a"
+	unknownField      = "compatMatrixUnknownField"
+	unknownValue      = "compat_matrix_unknown_value"
+	unknownCapability = "compat-matrix.unknown-capability"
+)
+
+// seen: is needle anywhere in what the application can reach from v (as JSON, and in Go's
+// own rendering for unexported state)?
+func seen(v any, needle string) bool {
+	if v == nil {
+		return false
+	}
+	if b, err := json.Marshal(v); err == nil && strings.Contains(string(b), needle) {
+		return true
+	}
+	return strings.Contains(fmt.Sprintf("%+v", v), needle)
+}
+
+func describeEvent(ev any) map[string]any {
+	m, _ := jsonable(ev).(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	data, _ := m["data"].(map[string]any)
+	d := map[string]any{
+		"type": fmt.Sprint(m["type"]), "raw_type": m["type"], "id": fmt.Sprint(m["id"]),
+		"data_class": fmt.Sprintf("%T", ev), "message": nil, "role": nil, "name": nil,
+		"has_unknown_field": seen(ev, unknownField), "has_unknown_value": seen(ev, unknownValue),
+	}
+	if data != nil {
+		d["message"], d["role"], d["name"] = data["message"], data["role"], data["name"]
+	}
+	return d
+}
+
+// approveAll builds this version's permission handler: a function of the field's type whose
+// result has Kind "approved" (the wire value every version knows).
+func approveAll(t reflect.Type) reflect.Value {
+	return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
+		out := make([]reflect.Value, t.NumOut())
+		for i := range out {
+			out[i] = reflect.Zero(t.Out(i))
+			if rt := t.Out(i); rt.Kind() == reflect.Struct {
+				res := reflect.New(rt).Elem()
+				if f := res.FieldByName("Kind"); f.IsValid() && f.Kind() == reflect.String {
+					f.SetString("approved")
+				}
+				out[i] = res
+			}
+		}
+		return out
+	})
+}
+
+func openSession(client *copilot.Client, ctx context.Context, handler func(any)) (any, error) {
+	m, sig := method(client, "CreateSession")
+	if sig == "" {
+		return nil, fmt.Errorf("agent: this version has no CreateSession")
+	}
+	mt := m.Type()
+	args := make([]reflect.Value, mt.NumIn())
+	for i := range args {
+		in := mt.In(i)
+		switch {
+		case in == ctxType:
+			args[i] = reflect.ValueOf(ctx)
+		case in.Kind() == reflect.Pointer && in.Elem().Kind() == reflect.Struct:
+			cfg := reflect.New(in.Elem())
+			if f := cfg.Elem().FieldByName("OnPermissionRequest"); f.IsValid() && f.Kind() == reflect.Func {
+				f.Set(approveAll(f.Type()))
+			}
+			args[i] = cfg
+		default:
+			return nil, fmt.Errorf("agent: cannot supply CreateSession parameter of type %s", in)
+		}
+	}
+	outs := m.Call(args)
+	if err, _ := outs[len(outs)-1].Interface().(error); err != nil {
+		return nil, err
+	}
+	session := outs[0]
+	on := session.MethodByName("On")
+	if !on.IsValid() {
+		return nil, fmt.Errorf("agent: Session has no On")
+	}
+	ht := on.Type().In(0)
+	on.Call([]reflect.Value{reflect.MakeFunc(ht, func(a []reflect.Value) []reflect.Value {
+		handler(a[0].Interface())
+		out := make([]reflect.Value, ht.NumOut())
+		for i := range out {
+			out[i] = reflect.Zero(ht.Out(i))
+		}
+		return out
+	})})
+	report["api"].(map[string]any)["session"] = fmt.Sprintf("CreateSession %s + Session.On(%s)", sig, ht)
+	return session.Interface(), nil
+}
+
+func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
+	observed := map[string]any{}
+	report["observed"] = observed
+	report["loop_errors"] = []string{}
+	startM, _ := method(client, "Start")
+	_, started := call("start", timeout, func(ctx context.Context) (any, error) { return invoke(startM, ctx, "") })
+	defer func() {
+		stopM, _ := method(client, "Stop")
+		call("stop", timeout, func(ctx context.Context) (any, error) { return invoke(stopM, ctx, "") })
+	}()
+	if !started {
+		return
+	}
+	pingM, _ := method(client, "Ping")
+	if strings.HasPrefix(cfg.Rule, "result.") || strings.HasPrefix(cfg.Rule, "notification.") {
+		res, _ := call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
+		observed["ping_unknown_field"] = seen(res, unknownField)
+		if statusM, sig := method(client, "GetStatus"); sig != "" {
+			res, _ := call("get_status", timeout, func(ctx context.Context) (any, error) { return invoke(statusM, ctx, "") })
+			observed["status_unknown_field"] = seen(res, unknownField)
+		}
+		observed["client_has_unknown_capability"] = seen(reflect.ValueOf(client).Elem().Interface(), unknownCapability)
+		observed["client_has_unknown_value"] = seen(reflect.ValueOf(client).Elem().Interface(), unknownValue)
+		time.Sleep(500 * time.Millisecond) // a notification injected after the handshake lands
+		return
+	}
+	var mu sync.Mutex
+	var events []any
+	res, ok := call("create_session", timeout, func(ctx context.Context) (any, error) {
+		return openSession(client, ctx, func(ev any) { mu.Lock(); events = append(events, ev); mu.Unlock() })
+	})
+	if !ok {
+		return
+	}
+	wait := cfg.EventWait
+	if wait <= 0 {
+		wait = 6
+	}
+	deadline := time.Now().Add(time.Duration(wait * float64(time.Second)))
+	var described []map[string]any
+	for {
+		mu.Lock()
+		described = described[:0]
+		for _, ev := range events {
+			described = append(described, describeEvent(ev))
+		}
+		mu.Unlock()
+		canary := false
+		for _, d := range described {
+			canary = canary || d["id"] == canaryID
+		}
+		if canary || time.Now().After(deadline) {
+			observed["canary"] = canary
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(described) > 20 {
+		described = described[len(described)-20:]
+	}
+	observed["events"] = described
+	observed["mutated"] = nil
+	for _, d := range described {
+		if d["id"] == mutatedID {
+			observed["mutated"] = d
+		}
+	}
+	call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
+	session := reflect.ValueOf(res)
+	for _, name := range []string{"Disconnect", "Destroy"} {
+		if m := session.MethodByName(name); m.IsValid() {
+			call("close_session", timeout, func(ctx context.Context) (any, error) { return invoke(m, ctx, "") })
+			break
+		}
+	}
+}
