@@ -146,31 +146,12 @@ def new_marker() -> str:
     return f"{os.getpid()}-{uuid.uuid4().hex}"
 
 
-def sweep_orphans() -> list[str]:
-    """Kill processes left by a harness that no longer exists; return what was killed."""
+def marked_processes() -> list[tuple[int, str, str]]:
+    """(pid, marker, command) of every live process but this one whose environment carries
+    a cell marker."""
     prefix = f"{MARKER_VAR}=".encode()
-    killed = []
-    for pid, entry in _procs():
-        try:
-            env = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        owners = [item[len(prefix):].split(b"-", 1)[0] for item in env.split(b"\0") if item.startswith(prefix)]
-        if not owners or not owners[0].isdigit():
-            continue
-        owner = int(owners[0])
-        st = _stat(entry)
-        if owner != os.getpid() and not _alive(owner) and st and st[0] != "Z":
-            killed.append(_cmdline(entry))
-            _signal_pid(pid, signal.SIGKILL)
-    return killed
-
-
-def find_marked(marker: str) -> list[tuple[int, str]]:
-    """Live processes whose environment carries ``MARKER_VAR=marker``."""
-    needle = f"{MARKER_VAR}={marker}".encode()
-    found = []
     me = os.getpid()
+    found = []
     for pid, entry in _procs():
         if pid == me:
             continue
@@ -178,11 +159,27 @@ def find_marked(marker: str) -> list[tuple[int, str]]:
             env = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if needle in env.split(b"\0"):
-            st = _stat(entry)
-            if st and st[0] != "Z":
-                found.append((pid, _cmdline(entry)))
+        markers = [item[len(prefix):] for item in env.split(b"\0") if item.startswith(prefix)]
+        st = _stat(entry)
+        if markers and st and st[0] != "Z":
+            found.append((pid, markers[0].decode(errors="replace"), _cmdline(entry)))
     return found
+
+
+def sweep_orphans() -> list[str]:
+    """Kill processes left by a harness that no longer exists; return what was killed."""
+    killed = []
+    for pid, marker, command in marked_processes():
+        owner = marker.split("-", 1)[0]
+        if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+            killed.append(command)
+            _signal_pid(pid, signal.SIGKILL)
+    return killed
+
+
+def find_marked(marker: str) -> list[tuple[int, str]]:
+    """Live processes whose environment carries ``MARKER_VAR=marker``."""
+    return [(pid, command) for pid, m, command in marked_processes() if m == marker]
 
 
 def _terminate(pgid: int, grace: float) -> None:

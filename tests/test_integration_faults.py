@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.proc import MARKER_VAR
+from matrix.proc import marked_processes
 
 pytestmark = pytest.mark.integration
 
@@ -24,16 +24,7 @@ COSMO = ('[families.cosmo-python]\nprobes = ["identity", "strictness"]\n'
 
 
 def marked() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                env = (entry / "environ").read_bytes()
-            except OSError:
-                continue
-            if any(item.startswith(MARKER_VAR.encode() + b"=") for item in env.split(b"\0")):
-                found.append(int(entry.name))
-    return found
+    return [pid for pid, _, _ in marked_processes()]
 
 
 def run(args: list[str], env: dict[str, str] | None = None, output: bool = True) -> subprocess.Popen[bytes]:

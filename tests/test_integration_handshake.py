@@ -94,19 +94,10 @@ def test_sigterm_mid_cell_leaves_no_process_and_keeps_rows(tmp_path: Path) -> No
     import sys
     import time
 
-    from matrix.proc import MARKER_VAR
+    from matrix.proc import marked_processes
 
     def marked() -> list[int]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    env = (entry / "environ").read_bytes()
-                except OSError:
-                    continue
-                if any(item.startswith(MARKER_VAR.encode() + b"=") for item in env.split(b"\0")):
-                    found.append(int(entry.name))
-        return found
+        return [pid for pid, _, _ in marked_processes()]
 
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
