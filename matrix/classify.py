@@ -12,7 +12,7 @@ from .outcomes import Outcome
 from .proc import Result
 from .report_schema import AgentReport, ErrorInfo, Step
 
-__all__ = ["Verdict", "classify_handshake", "grade_message"]
+__all__ = ["Verdict", "classify_handshake", "grade_message", "unmeasured"]
 
 # The SDK explains a version/protocol mismatch.
 _REFUSAL = re.compile(
@@ -43,6 +43,21 @@ class Verdict:
     error: ErrorInfo | None = None
     detail: dict[str, object] = field(default_factory=dict)
     wrong_cli: bool = False
+
+
+def unmeasured(report: AgentReport | None, res: Result) -> Verdict | None:
+    """The verdict of a check that produced nothing to judge (deadline, no report, our own
+    agent failing, an API the version does not have); None when there is something."""
+    if res.timed_out:
+        return Verdict(Outcome.HANG, ErrorInfo("HarnessDeadline", "no result before the harness deadline",
+                                               timeout=True))
+    if report is None:
+        return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("MissingReport", res.stderr[-1500:].strip()))
+    if report.harness_error:
+        return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("HarnessError", report.harness_error))
+    if report.extra.get("not_applicable"):
+        return Verdict(Outcome.NOT_APPLICABLE, ErrorInfo("NotApplicable", str(report.extra["not_applicable"])))
+    return None
 
 
 def grade_message(message: str | None) -> tuple[bool | None, bool | None]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .classify import Verdict
+from .classify import Verdict, unmeasured
 from .outcomes import Outcome
 from .proc import Result
 from .report_schema import AgentReport, ErrorInfo
@@ -44,15 +44,10 @@ def _evidence(report: AgentReport) -> list[str]:
 
 
 def classify_tolerance(report: AgentReport | None, res: Result, rule: str, applied: list[str] | None) -> Verdict:
-    if res.timed_out:
-        return Verdict(Outcome.HANG, ErrorInfo("HarnessDeadline", "no result before the harness deadline",
-                                               timeout=True))
-    if report is None:
-        return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("MissingReport", res.stderr[-1500:].strip()))
-    if report.harness_error:
-        return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("HarnessError", report.harness_error))
-    if report.extra.get("not_applicable"):
-        return Verdict(Outcome.NOT_APPLICABLE, ErrorInfo("NotApplicable", str(report.extra["not_applicable"])))
+    early = unmeasured(report, res)
+    if early is not None:
+        return early
+    assert report is not None  # unmeasured() answers for a missing report
     steps = {s.name: s for s in report.steps}
     start = steps.get("start")
     evidence = _evidence(report)

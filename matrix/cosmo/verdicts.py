@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..classify import Verdict
+from ..classify import Verdict, unmeasured
 from ..outcomes import Outcome
 from ..proc import Result
 from ..report_schema import AgentReport, ErrorInfo
@@ -261,19 +261,17 @@ def _strict(check: str, report: AgentReport, log: list[Entry], detail: dict[str,
 
 
 def judge(check: str, report: AgentReport | None, res: Result, log: list[Entry], scenario: Scenario) -> Verdict:
-    if res.timed_out:
-        return Verdict(Outcome.HANG, ErrorInfo("HarnessDeadline", "no result before the harness deadline",
-                                               timeout=True))
-    if report is None:
-        return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("MissingReport", res.stderr[-1500:].strip()))
-    if report.harness_error:
-        return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("HarnessError", report.harness_error))
+    early = unmeasured(report, res)
+    if early is not None and early.outcome != Outcome.NOT_APPLICABLE:
+        return early
+    assert report is not None  # unmeasured() answers for a missing report
+    # A release that cannot be imported is a verdict on the release, before "not applicable".
     imported = report.extra.get("import_error")
     if imported:
         return Verdict(Outcome.CRASHED, ErrorInfo(str(imported.get("type")), str(imported.get("message")),
                                                   traceback=str(imported.get("traceback", ""))))
-    if report.extra.get("not_applicable"):
-        return Verdict(Outcome.NOT_APPLICABLE, ErrorInfo("NotApplicable", str(report.extra["not_applicable"])))
+    if early is not None:
+        return early
     detail: dict[str, Any] = {"loop_errors": (report.extra.get("loop_errors") or [])[:10]}
     if check.startswith("frame."):
         return _frames(check, report, detail)
