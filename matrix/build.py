@@ -8,8 +8,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -42,35 +44,32 @@ def _digest(frame: pd.DataFrame) -> str:
     return hashlib.sha256(frame.to_json(orient="records", date_format="iso").encode()).hexdigest()[:16]
 
 
+def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
+    """Draw ``png`` unless the picture already there was drawn from the same cells."""
+    stamp = png.with_suffix(".sha")
+    if png.exists() and stamp.exists() and stamp.read_text() == key:
+        return
+    draw(png)
+    stamp.write_text(key)
+
+
 def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
     hs = frame[frame["probe"] == "handshake"]
     for family, part in hs.groupby("family"):
-        png = assets / f"heatmap-{family}.png"
-        stamp = png.with_suffix(".sha")
         key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol"]])
-        if png.exists() and stamp.exists() and stamp.read_text() == key:
-            continue  # same cells, same picture
-        save_heatmap(part, f"{family}: handshake (number: negotiated protocol)", png)
-        stamp.write_text(key)
+        _draw_once(assets / f"heatmap-{family}.png", key,
+                   partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)"))
     for cli_package, families in compared_families(frame).items():
-        png = assets / f"compare-{compare_slug(cli_package)}.png"
-        stamp = png.with_suffix(".sha")
         key = _digest(hs[hs["family"].isin(families)][["family", "sdk_version", "cli_version", "outcome", "protocol"]])
-        if png.exists() and stamp.exists() and stamp.read_text() == key:
-            continue
-        save_compare(hs, families, f"{cli_package}: the SDKs side by side (number: negotiated protocol)", png)
-        stamp.write_text(key)
-    checks = standin_frame(frame)
-    for family, part in checks.groupby("family"):
-        png = assets / f"heatmap-{family}.png"
-        stamp = png.with_suffix(".sha")
+        _draw_once(assets / f"compare-{compare_slug(cli_package)}.png", key,
+                   partial(save_compare, hs, families, f"{cli_package}: the SDKs side by side (number: negotiated "
+                                                       "protocol)"))
+    for family, part in standin_frame(frame).groupby("family"):
         key = _digest(part[["sdk_version", "mutation", "outcome"]]) + HARNESS_VERSION
-        if png.exists() and stamp.exists() and stamp.read_text() == key:
-            continue
         present = set(part["mutation"])
-        save_heatmap(part, f"{family}: checks", png,
-                     columns="mutation", xlabel="check", order=[c for c in STANDIN_CHECKS if c in present])
-        stamp.write_text(key)
+        _draw_once(assets / f"heatmap-{family}.png", key,
+                   partial(save_heatmap, part, f"{family}: checks", columns="mutation", xlabel="check",
+                           order=[c for c in STANDIN_CHECKS if c in present]))
 
 
 def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
