@@ -73,10 +73,9 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
         part = sub[sub["cli_version"] == args.cli]
         axis_col, ecosystem, package = "sdk_version", fam.sdk_ecosystem, fam.sdk_package
     axis = [(v, str(part[part[axis_col] == v]["outcome"].iloc[0])) for v in sorted_versions(part[axis_col])]
-    released = [r.version for r in sorted(Discovery(cache_root() / "discovery", plan.run.discovery_ttl_hours * 3600)
-                                          .releases(ecosystem, package), key=lambda r: sorted_versions([r.version]))
-                if not r.prerelease]
-    released = sorted_versions(released)
+    discovery = Discovery(cache_root() / "discovery", plan.run.discovery_ttl_hours * 3600)
+    released = sorted_versions([r.version for r in discovery.releases(ecosystem, package, fam.version_hints)
+                                if not r.prerelease])
     store = Store(Path(args.results))
     runner = Runner(plan, store, cache_root(), proc.Reaper())
 

@@ -121,16 +121,19 @@ def fetch_go(module: str, candidates: Sequence[str] = ()) -> tuple[list[Release]
     value says so."""
     argv, env = go_command("list", "-m", "-versions", "-json", module)
     res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=120))
+    note = None
     if res.ok:
-        listed = [v.removeprefix("v") for v in json.loads(res.stdout).get("Versions") or []]
-        found = [r for r in (_go_info(module, v) for v in listed) if r is not None]
-        return found, None
-    if not _GO_REFUSED.search(res.stderr) or not candidates:
+        asked = [v.removeprefix("v") for v in json.loads(res.stdout).get("Versions") or []]
+    elif _GO_REFUSED.search(res.stderr) and candidates:
+        asked = sorted(set(candidates))
+    else:
         raise InfraError(f"listing {module} through the go command", res.stderr.strip()[-300:])
+    # Each version's release time comes from its own entry, listed or not.
     with ThreadPoolExecutor(max_workers=8) as pool:
-        found = [r for r in pool.map(lambda v: _go_info(module, v), sorted(set(candidates))) if r is not None]
-    note = (f"the Go module proxy refused the version list of {module}; {len(found)} of {len(set(candidates))} "
-            "version numbers released by its sibling SDKs were found by asking for each")
+        found = [r for r in pool.map(lambda v: _go_info(module, v), asked) if r is not None]
+    if not res.ok:
+        note = (f"the Go module proxy refused the version list of {module}; {len(found)} of {len(asked)} "
+                "version numbers released by its sibling SDKs were found by asking for each")
     return found, note
 
 
