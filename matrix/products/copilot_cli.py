@@ -20,7 +20,8 @@ from ..errors import InfraError
 from ..sandbox import sandbox
 from .cli_seed import Seed, make_seed
 
-__all__ = ["CliInstall", "Runtime", "RuntimeSource", "prepare_cli", "read_launches", "write_launcher"]
+__all__ = ["CliInstall", "Runtime", "RuntimeSource", "first_runtime", "prepare_cli", "read_launches",
+           "write_launcher"]
 
 _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
 RUNTIME_FILE = ".compat-matrix-runtime.json"
@@ -62,21 +63,17 @@ def bin_entry(prefix: NpmPrefix) -> Path:
     return prefix.package_dir / rel
 
 
-def prepare_cli(
-    prefix: NpmPrefix, runtimes: list[RuntimeSource], scratch: Path, timeout: float
-) -> CliInstall:
-    """Find (once per installed prefix) which runtime starts this CLI, oldest first."""
-    entry = bin_entry(prefix)
-    stamp = prefix.location / RUNTIME_FILE
+def first_runtime(stamp: Path, runtimes: list[RuntimeSource],
+                  trial: Callable[[Runtime], tuple[str | None, str]]) -> tuple[Runtime | None, dict[str, str], str]:
+    """The first runtime, oldest first, for which ``trial`` reports no failure, remembered in
+    ``stamp`` for these candidates: (runtime or None, why each earlier one failed, the
+    trial's output). ``trial(rt)`` returns (why it failed or None, output)."""
     known = {r.label: r for r in runtimes}
     try:
         data = json.loads(stamp.read_text())
-        if data["candidates"] == [r.label for r in runtimes] and (
-            data["runtime"] is None or data["runtime"] in known
-        ):
+        if data["candidates"] == list(known) and (data["runtime"] is None or data["runtime"] in known):
             rt = known[data["runtime"]].get() if data["runtime"] else None
-            return CliInstall(prefix.version, entry, rt, data["output"], data["failures"],
-                              _seed(prefix, entry, rt, scratch, timeout))
+            return rt, data["failures"], data["output"]
     except (OSError, ValueError, KeyError):
         pass
     failures: dict[str, str] = {}
@@ -84,16 +81,31 @@ def prepare_cli(
     output = ""
     for source in runtimes:
         rt = source.get()
-        with sandbox(scratch) as box:
-            res = proc.run(proc.Request((str(rt.node), str(entry), "--version"), box.env,
-                                        box.root, timeout=timeout))
-        text = (res.stdout + res.stderr).strip()
-        if res.ok and _VERSION.search(res.stdout):
-            chosen, output = rt, res.stdout.strip()
+        why, text = trial(rt)
+        if why is None:
+            chosen, output = rt, text
             break
-        failures[rt.label] = ("timed out" if res.timed_out else f"exit {res.returncode}: ") + text[-600:]
-    stamp.write_text(json.dumps({"candidates": [r.label for r in runtimes], "runtime": chosen.label if chosen else None,
+        failures[rt.label] = why
+    stamp.write_text(json.dumps({"candidates": list(known), "runtime": chosen.label if chosen else None,
                                  "output": output, "failures": failures}))
+    return chosen, failures, output
+
+
+def prepare_cli(
+    prefix: NpmPrefix, runtimes: list[RuntimeSource], scratch: Path, timeout: float
+) -> CliInstall:
+    """Find (once per installed prefix) which runtime starts this CLI, oldest first."""
+    entry = bin_entry(prefix)
+
+    def version(rt: Runtime) -> tuple[str | None, str]:
+        with sandbox(scratch) as box:
+            res = proc.run(proc.Request((str(rt.node), str(entry), "--version"), box.env, box.root, timeout=timeout))
+        if res.ok and _VERSION.search(res.stdout):
+            return None, res.stdout.strip()
+        text = (res.stdout + res.stderr).strip()
+        return ("timed out" if res.timed_out else f"exit {res.returncode}: ") + text[-600:], ""
+
+    chosen, failures, output = first_runtime(prefix.location / RUNTIME_FILE, runtimes, version)
     return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout))
 
 

@@ -16,7 +16,7 @@ from .. import proc
 from ..envs import NpmPrefix
 from ..report_schema import parse_report
 from ..sandbox import sandbox
-from .copilot_cli import Runtime, RuntimeSource
+from .copilot_cli import Runtime, RuntimeSource, first_runtime
 
 __all__ = ["NodeSdk", "prepare_node_sdk"]
 
@@ -47,24 +47,8 @@ def _imports(rt: Runtime, package_dir: Path, scratch: Path, timeout: float) -> s
 
 
 def prepare_node_sdk(prefix: NpmPrefix, runtimes: list[RuntimeSource], scratch: Path, timeout: float) -> NodeSdk:
-    stamp = prefix.location / RUNTIME_FILE
-    known = {r.label: r for r in runtimes}
-    try:
-        data = json.loads(stamp.read_text())
-        if data["candidates"] == list(known) and data["runtime"] in known:
-            return NodeSdk(prefix.version, prefix.package_dir, known[data["runtime"]].get(), data["failures"])
-    except (OSError, ValueError, KeyError):
-        pass
-    failures: dict[str, str] = {}
-    chosen: Runtime | None = None
-    for source in runtimes:
-        rt = source.get()
-        why = _imports(rt, prefix.package_dir, scratch, timeout)
-        if why is None:
-            chosen = rt
-            break
-        failures[rt.label] = why
-    if chosen is None:
-        chosen = runtimes[0].get()
-    stamp.write_text(json.dumps({"candidates": list(known), "runtime": chosen.label, "failures": failures}))
-    return NodeSdk(prefix.version, prefix.package_dir, chosen, failures)
+    def imports(rt: Runtime) -> tuple[str | None, str]:
+        return _imports(rt, prefix.package_dir, scratch, timeout), ""
+
+    chosen, failures, _ = first_runtime(prefix.location / RUNTIME_FILE, runtimes, imports)
+    return NodeSdk(prefix.version, prefix.package_dir, chosen or runtimes[0].get(), failures)
