@@ -4,6 +4,7 @@ answers are computed in ship.py, analysis.py, bisect.py and diff.py."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -87,11 +88,12 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
         return outcome
 
     found = []
-    for low, high, between in gaps(axis, released):
-        console.print(f"bisecting between {low} and {high}: {len(between)} unmeasured releases")
-        b = bisect_gap(low, dict(axis)[low], high, between, probe)
-        found.append({"between": [low, high], "last_like_low": b.last_same, "first_like_high": b.first_other,
-                      "exact": b.exact, "probed": [list(p) for p in b.probed], "note": b.note})
+    with contextlib.closing(runner):
+        for low, high, between in gaps(axis, released):
+            console.print(f"bisecting between {low} and {high}: {len(between)} unmeasured releases")
+            b = bisect_gap(low, dict(axis)[low], high, between, probe)
+            found.append({"between": [low, high], "last_like_low": b.last_same, "first_like_high": b.first_other,
+                          "exact": b.exact, "probed": [list(p) for p in b.probed], "note": b.note})
     return found
 
 

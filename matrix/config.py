@@ -48,6 +48,8 @@ class RunSettings(_Strict):
     cache_budget_gb: float = Field(default=12.0, gt=0)
     discovery_ttl_hours: float = Field(default=6.0, ge=0)
     install_retries: int = Field(default=2, ge=0, le=10)
+    # Python SDK releases kept imported in a warm fork server at once (0: start every agent cold).
+    warm_sdks: int = Field(default=64, ge=0, le=512)
 
 
 class Plan(_Strict):

@@ -18,12 +18,13 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
-__all__ = ["MARKER_VAR", "Reaper", "Request", "Result", "find_marked", "harness_python", "run"]
+__all__ = ["MARKER_VAR", "Child", "Reaper", "Request", "Result", "Spawn", "find_marked", "harness_python", "kill_group",
+           "run"]
 
 MARKER_VAR = "COMPAT_MATRIX_CELL"
 _OUTPUT_LIMIT = 4 * 1024 * 1024
@@ -222,20 +223,37 @@ def _read(f: IO[bytes]) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def run(req: Request, reaper: Reaper | None = None) -> Result:
+class Child(Protocol):
+    """What ``run`` needs of a started process: a Popen, or a cell forked by a warm server."""
+
+    pid: int
+    returncode: int | None
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+
+# Starts req in its own session with the given output files; ``run`` does the rest.
+Spawn = Callable[[Request, IO[bytes], IO[bytes]], Child]
+
+
+def _popen(req: Request, out: IO[bytes], err: IO[bytes]) -> Child:
+    return subprocess.Popen(req.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=dict(req.env),
+                            cwd=req.cwd, start_new_session=True)
+
+
+def kill_group(pgid: int) -> None:
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = _popen) -> Result:
     marker = req.env.get(MARKER_VAR)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    # Named files: a forked child opens its output by path.
+    with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err:
         started = time.time()
         t0 = time.monotonic()
-        proc = subprocess.Popen(
-            req.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            env=dict(req.env),
-            cwd=req.cwd,
-            start_new_session=True,
-        )
+        proc = spawn(req, out, err)
         pgid = proc.pid  # start_new_session makes the child its group's leader
         if reaper:
             reaper.add(pgid, marker)

@@ -9,6 +9,7 @@ a verdict), once per environment per run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -24,6 +25,7 @@ from . import HARNESS_VERSION, proc
 from .config import Plan
 from .envs import Environment, GoAgent, NpmPrefix, UvVenv, evict, make_env, with_retries
 from .errors import InfraError, UninstallableError, UserError
+from .forkserver import ForkServers
 from .outcomes import Outcome
 from .probes.contract import run_python_contract
 from .probes.cosmo import run_cosmo
@@ -91,6 +93,7 @@ class Runner:
         self._lock = threading.Lock()
         self._key_locks: dict[object, threading.Lock] = {}
         self.env_seconds: dict[str, float] = {}
+        self.warm = ForkServers(self.scratch, reaper, plan.run.warm_sdks)
 
     # -- environments -------------------------------------------------------------------
 
@@ -223,7 +226,7 @@ class Runner:
     def _cell_spec(self, cell: Cell) -> HandshakeCell:
         return HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
                              self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
-                             use_shim=self.through_shim)
+                             use_shim=self.through_shim, warm=self.warm)
 
     def _measure_standin(self, cell: Cell, sdk: UvVenv) -> Row | None:
         """A family whose other side is our stand-in: only the SDK is installed."""
@@ -299,9 +302,13 @@ class Runner:
         self.on_row(row)
         return row
 
+    def close(self) -> None:
+        """End the warm servers (they would also end when we do: their input closes)."""
+        self.warm.close()
+
     def run(self, cells: list[Cell], jobs: int, repeat: int = 1) -> list[Row]:
         rows: list[Row] = []
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        with contextlib.closing(self), ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(self.measure, c, repeat) for c in order(cells)]
             try:
                 for fut in as_completed(futures):

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import proc
 from ..envs import UvVenv
+from ..forkserver import ForkServers
 from ..products.cli_seed import plant
 from ..products.copilot_cli import CliInstall, Runtime, read_launches, write_launcher
 from ..redaction import redact_file
@@ -36,10 +39,24 @@ class AgentCommand:
 
     prefix: tuple[str, ...]
     path_dirs: tuple[Path, ...] = ()
+    # Python agents: modules a warm server imports once, forking the agent per cell.
+    warm: ForkServers | None = None
+    preload: tuple[str, ...] = ()
+
+    @contextmanager
+    def spawner(self) -> Iterator[proc.Spawn | None]:
+        """How to start this agent: forked from a warm server, or None (a new process)."""
+        if self.warm is None or not self.preload:
+            yield None
+            return
+        interpreter = Path(self.prefix[0])
+        with self.warm.use(interpreter, self.preload, interpreter.parent.parent.name) as server:
+            yield None if server is None else server.spawner(skip=len(self.prefix))
 
 
-def python_agent(venv: UvVenv) -> AgentCommand:
-    return AgentCommand((str(venv.interpreter), "-I"))  # -I: nothing from the sandbox's cwd or env
+def python_agent(venv: UvVenv, warm: ForkServers | None = None, preload: tuple[str, ...] = ()) -> AgentCommand:
+    # -I: nothing from the sandbox's cwd or env
+    return AgentCommand((str(venv.interpreter), "-I"), warm=warm, preload=preload)
 
 
 def node_agent(node: Path) -> AgentCommand:
@@ -89,7 +106,9 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
         env.update(COPILOT_CLI_PATH=str(launcher), COPILOT_SKIP_CLI_DOWNLOAD="1")
         script = (str(AGENTS_DIR / agent),) if agent else ()  # "": the command is the agent (a built binary)
         argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(launcher)}))
-        res = proc.run(proc.Request(argv, env, box.root, timeout=timeout, grace=grace), reaper)
+        with command.spawner() as spawn:
+            req = proc.Request(argv, env, box.root, timeout=timeout, grace=grace)
+            res = proc.run(req, reaper, spawn=spawn) if spawn else proc.run(req, reaper)
         launches = read_launches(log)
         home = _home_files(box.home)
         if use_shim:

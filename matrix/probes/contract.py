@@ -10,7 +10,7 @@ from ..classify import classify_handshake
 from ..envs import UvVenv
 from ..products.copilot_cli import CliInstall, Runtime
 from ..store import Row
-from .agent_run import python_agent, run_agent
+from .agent_run import run_agent
 from .handshake import HandshakeCell, build_row
 
 __all__ = ["PROMPT_SECONDS", "run_python_contract"]
@@ -35,7 +35,7 @@ def judge(contract: dict[str, Any], leftovers: list[str], home_files: list[str])
 def run_python_contract(cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
                         reaper: proc.Reaper | None = None) -> Row:
     cfg = {"step_timeout": cell.call_timeout}
-    run = run_agent("copilot_python_contract.py", cfg, python_agent(venv), cli, runtime, cell.probe_timeout,
+    run = run_agent("copilot_python_contract.py", cfg, cell.python_agent(venv), cli, runtime, cell.probe_timeout,
                     cell.grace, cell.scratch, reaper)
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
     contract = run.report.extra.get("contract", {}) if run.report else {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +11,9 @@ from typing import Any
 from .. import HARNESS_VERSION, proc
 from ..classify import Verdict, classify_handshake, grade_message
 from ..envs import GoAgent, UvVenv
+from ..forkserver import ForkServers
 from ..outcomes import Outcome
+from ..products import FAMILIES
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
 from ..redaction import redact
@@ -33,6 +35,10 @@ class HandshakeCell:
     scratch: Path
     use_shim: bool = False  # relay through the shim without mutating (it must be invisible)
     transcript: Path | None = None
+    warm: ForkServers | None = field(default=None, compare=False)  # warm starts for Python agents
+
+    def python_agent(self, venv: UvVenv) -> AgentCommand:
+        return python_agent(venv, self.warm, FAMILIES[self.family].preload)
 
 
 def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
@@ -95,7 +101,7 @@ def run_python_handshake(
     reaper: proc.Reaper | None = None,
 ) -> Row:
     cfg = {"step_timeout": cell.call_timeout, "log_level": "error"}
-    run = run_agent("copilot_python_handshake.py", cfg, python_agent(venv), cli, runtime, cell.probe_timeout,
+    run = run_agent("copilot_python_handshake.py", cfg, cell.python_agent(venv), cli, runtime, cell.probe_timeout,
                     cell.grace, cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
     return build_row(cell, "handshake", "", run, verdict, runtime, cli)

@@ -11,7 +11,7 @@ from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
 from ..store import Row
 from ..tolerance import classify_tolerance, shim_applied
-from .agent_run import AgentCommand, node_agent, python_agent, run_agent
+from .agent_run import AgentCommand, node_agent, run_agent
 from .handshake import HandshakeCell, build_row, compile_error_row
 
 __all__ = ["run_go_tolerance", "run_node_tolerance", "run_python_tolerance", "transcript_path"]
@@ -24,7 +24,7 @@ def transcript_path(results: Path, family: str, sdk: str, cli: str, rule: str) -
 
 def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliInstall, runtime: Runtime,
                          results: Path, reaper: proc.Reaper | None = None) -> Row:
-    return _run_tolerance("copilot_python_tolerance.py", python_agent(venv), {}, cell, rule, cli, runtime, results,
+    return _run_tolerance("copilot_python_tolerance.py", cell.python_agent(venv), {}, cell, rule, cli, runtime, results,
                           reaper)
 
 

@@ -25,6 +25,8 @@ class Family:
     # Sibling SDKs of the same repository: their version numbers are asked for by name when a
     # Go proxy refuses to list a module's versions.
     version_hints: tuple[tuple[str, str], ...] = ()
+    # Python SDKs: the modules a warm server imports once per release (matrix/forkserver.py).
+    preload: tuple[str, ...] = ()
 
     @property
     def other_side(self) -> str:
@@ -42,6 +44,7 @@ FAMILIES: dict[str, Family] = {
             cli_package="@github/copilot",
             probes=("handshake", "tolerance", "contract"),
             description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
+            preload=("copilot",),
         ),
         Family(
             name="copilot-node",
