@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -140,15 +141,16 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                           f"by harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
             task = progress.add_task(name, total=len(todo))
             started = time.monotonic()
-            rows.extend(runner.run(todo, jobs, args.repeat))
+            rows.extend(runner.run(todo, jobs, args.repeat, keep_warm=True))
             console.print(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
 
-        # Handshake first: the tolerance and contract cells are planned from its verdicts.
-        phase("handshake", [c for r in resolved for c in chosen(r, r.cells())], existing)
-        stored, _ = store.read()
-        phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))], stored)
-        phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))], stored)
-        phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())], stored)
+        with contextlib.closing(runner):
+            # Handshake first: the tolerance and contract cells are planned from its verdicts.
+            phase("handshake", [c for r in resolved for c in chosen(r, r.cells())], existing)
+            stored, _ = store.read()
+            phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))], stored)
+            phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))], stored)
+            phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())], stored)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:
@@ -160,6 +162,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"flaky: {len(flaky)} of {len(rows)} cells changed outcome across {args.repeat} repeats"
                       + "".join(f"\n  {r.family} {r.probe} {r.mutation} sdk {r.sdk_version} × {r.cli_version}: "
                                 f"{' / '.join(r.repeats)}" for r in flaky))
+    if runner.warm.started:
+        console.print(f"warm starts: {runner.warm.started} SDK releases imported once each "
+                      f"({runner.warm.started_seconds:.1f}s in all)")
+    for where, why in runner.warm.refused().items():
+        console.print(f"cold starts for {where.parent.parent.name}: {why}", highlight=False)
+    if runner.parked:
+        console.print(f"parked: {runner.parked} cells still waiting after {plan.run.park_after:.0f}s gave "
+                      "their CPU slot to the next cell")
     if runner.env_seconds:
         console.print("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
     frame, _ = load_frame(store.directory)

@@ -50,6 +50,11 @@ class RunSettings(_Strict):
     install_retries: int = Field(default=2, ge=0, le=10)
     # Python SDK releases kept imported in a warm fork server at once (0: start every agent cold).
     warm_sdks: int = Field(default=64, ge=0, le=512)
+    # CLI releases installed ahead of the cells that need them (more: more disk in use).
+    install_ahead: int = Field(default=2, ge=0, le=50)
+    # A cell still running after this many seconds is waiting, not working: it gives its
+    # CPU slot to the next cell (matrix/schedule.py).
+    park_after: float = Field(default=10.0, gt=0)
 
 
 class Plan(_Strict):

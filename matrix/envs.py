@@ -12,9 +12,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -116,6 +118,17 @@ class Environment:
             tmp.write_text(json.dumps(info, indent=1))
             tmp.replace(self._fp_file)  # readers without the lock see all of it or nothing
             return True
+
+    def add_bytes(self, extra: int) -> None:
+        """Count what was added to the environment after its install (eviction weighs it).
+        Called with the environment in use (shared lock): the exclusive one would wait on us."""
+        info = self.stored()
+        if info is None or info.get("extra_bytes") == extra:
+            return
+        info["extra_bytes"] = extra
+        tmp = self._fp_file.with_name(f"{FINGERPRINT}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(info, indent=1))
+        tmp.replace(self._fp_file)
 
     @contextmanager
     def in_use(self) -> Iterator[None]:
@@ -320,9 +333,10 @@ def with_retries(action: Callable[[], bool], retries: int, base_delay: float = 2
     raise AssertionError("unreachable")
 
 
-def evict(root: Path, kind: str, budget_bytes: int, keep: set[Path]) -> list[Path]:
-    """Remove least recently used environments of ``kind`` until the total fits the budget.
-    Environments in use (shared lock held) or in ``keep`` are never removed."""
+def evict(root: Path, kind: str, budget_bytes: int, keep: set[Path], first: set[Path] | None = None) -> list[Path]:
+    """Remove environments of ``kind`` until the total fits the budget: those in ``first``
+    (no longer needed), then the least recently used. Environments in use (shared lock
+    held) or in ``keep`` are never removed."""
     base = root / kind
     if not base.exists():
         return []
@@ -332,14 +346,15 @@ def evict(root: Path, kind: str, budget_bytes: int, keep: set[Path]) -> list[Pat
             continue
         try:
             info = json.loads((d / FINGERPRINT).read_text())
-            size = int(info["bytes"])
+            size = int(info["bytes"]) + int(info.get("extra_bytes", 0))
         except (OSError, ValueError, KeyError):
             continue
         used = (d / LAST_USED).stat().st_mtime if (d / LAST_USED).exists() else info.get("created", 0)
         entries.append((used, d, size))
     total = sum(s for _, _, s in entries)
     removed: list[Path] = []
-    for _used, d, size in sorted(entries):
+    first = first or set()
+    for _used, d, size in sorted(entries, key=lambda e: (e[1] not in first, e[0])):
         if total <= budget_bytes:
             break
         if d in keep:

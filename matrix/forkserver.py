@@ -177,6 +177,7 @@ class ForkServers:
         self._refused: dict[Path, str] = {}
         self._starting: dict[Path, threading.Lock] = {}
         self.started_seconds = 0.0
+        self.started = 0
 
     @contextlib.contextmanager
     def use(self, interpreter: Path, preload: tuple[str, ...], label: str) -> Iterator[ForkServer | None]:
@@ -211,6 +212,7 @@ class ForkServers:
                     self._refused[interpreter] = server.why_not or ""
                     return None
                 self._servers[interpreter] = server
+                self.started += 1
                 server.leases += 1
                 idle = [p for p, s in self._servers.items() if p != interpreter and not s.busy]
                 retire = idle[: max(0, len(self._servers) - self._capacity)]

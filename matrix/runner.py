@@ -10,6 +10,7 @@ a verdict), once per environment per run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 import socket
@@ -35,6 +36,7 @@ from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
 from .products.node_sdk import NodeSdk, prepare_node_sdk
 from .sandbox import install_env
+from .schedule import Prefetcher, Slots, Uses
 from .store import Row, Store
 from .versions import sort_key
 
@@ -94,6 +96,9 @@ class Runner:
         self._key_locks: dict[object, threading.Lock] = {}
         self.env_seconds: dict[str, float] = {}
         self.warm = ForkServers(self.scratch, reaper, plan.run.warm_sdks)
+        self._uses: Uses | None = None  # during run(): which environments cells still need
+        self._window: Callable[[], dict[Path, int]] = dict
+        self.parked = 0
 
     # -- environments -------------------------------------------------------------------
 
@@ -192,19 +197,10 @@ class Runner:
         if cell.cli_version == NO_CLI:
             return (self._infra_row(
                 cell, Outcome.NOT_APPLICABLE, "", "no CLI version in the matrix is compatible with this SDK version"))
-        fam = FAMILIES[cell.family]
-        if fam.sdk_ecosystem == "npm":
-            sdk: Environment = self._make("sdk", "npm-prefix", fam.sdk_package, cell.sdk_version)
-        elif fam.sdk_ecosystem == "go":
-            sdk = self._make("sdk", "go-agent", fam.sdk_package, cell.sdk_version)
-        else:
-            extras = {"extras": fam.sdk_extras} if fam.sdk_extras else {}
-            sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version, **extras)
-        if fam.standin:
+        sdk, cli_env = self._environments(cell)
+        if cli_env is None:
             assert isinstance(sdk, UvVenv)
             return self._measure_standin(cell, sdk)
-        cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)
-        assert isinstance(cli_env, NpmPrefix)
         for attempt in (1, 2):
             for side, env in (("sdk", sdk), ("cli", cli_env)):
                 try:
@@ -214,7 +210,8 @@ class Runner:
                 except InfraError as err:
                     return (self._infra_row(cell, Outcome.INFRA_ERROR, side, err))
             budget = int(self.plan.run.cache_budget_gb * 1024**3)
-            evict(self.envs / "cli", cli_env.kind, budget, keep={cli_env.location})
+            keep, first = self._eviction_hints(cli_env.location)
+            evict(self.envs / "cli", cli_env.kind, budget, keep=keep, first=first)
             try:
                 return self._probe(cell, sdk, cli_env)
             except _Evicted:
@@ -222,6 +219,37 @@ class Runner:
                     return (self._infra_row(
                         cell, Outcome.INFRA_ERROR, "harness", "an environment was evicted twice while in use"))
         raise AssertionError("unreachable")
+
+    def _environments(self, cell: Cell) -> tuple[Environment, NpmPrefix | None]:
+        """The SDK's environment and the CLI's (None: the other side is our stand-in)."""
+        fam = FAMILIES[cell.family]
+        if fam.sdk_ecosystem == "npm":
+            sdk: Environment = self._make("sdk", "npm-prefix", fam.sdk_package, cell.sdk_version)
+        elif fam.sdk_ecosystem == "go":
+            sdk = self._make("sdk", "go-agent", fam.sdk_package, cell.sdk_version)
+        else:
+            extras = {"extras": fam.sdk_extras} if fam.sdk_extras else {}
+            sdk = self._make("sdk", "uv-venv", fam.sdk_package, cell.sdk_version, **extras)
+        if fam.standin or cell.cli_version == NO_CLI:
+            return sdk, None
+        cli_env = self._make("cli", "npm-prefix", fam.cli_package, cell.cli_version)
+        assert isinstance(cli_env, NpmPrefix)
+        return sdk, cli_env
+
+    def _prepare(self, cell: Cell, env: Environment) -> None:
+        """Everything a cell would otherwise do first for ``env``: install it, find the CLI's
+        runtime and unpack it, find the Node SDK's runtime, import the Python SDK once."""
+        self._ensure(env)
+        with env.in_use():
+            if not env.is_ready():
+                return
+            if isinstance(env, NpmPrefix) and env.location.parent.parent.name == "cli":
+                self._cli(env)
+            elif isinstance(env, NpmPrefix):
+                self._node_sdk(env)
+            elif isinstance(env, UvVenv):
+                with self.warm.use(env.interpreter, FAMILIES[cell.family].preload, env.location.name):
+                    pass
 
     def _cell_spec(self, cell: Cell) -> HandshakeCell:
         return HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
@@ -306,10 +334,61 @@ class Runner:
         """End the warm servers (they would also end when we do: their input closes)."""
         self.warm.close()
 
-    def run(self, cells: list[Cell], jobs: int, repeat: int = 1) -> list[Row]:
+    def _eviction_hints(self, current: Path) -> tuple[set[Path], set[Path]]:
+        """CLIs to keep (this cell's, and those the prefetcher has readied for the next
+        cells) and CLIs to evict first (no cell of this run needs them any more)."""
+        if self._uses is None:
+            return {current}, set()
+        window = self._window()
+        keep = {current} | {p for p in self._uses.pending() if isinstance(p, Path) and window.get(p, 0) >= 0}
+        return keep, {p for p in self._uses.done() if isinstance(p, Path)}
+
+    def run(self, cells: list[Cell], jobs: int, repeat: int = 1, keep_warm: bool = False) -> list[Row]:
+        """Measure ``cells``; ``keep_warm``: leave the warm servers for a next phase (the
+        caller then calls ``close``)."""
+        ordered = order(cells)
+        needs = [[env.location for env in self._environments(c) if env is not None]
+                 if c.cli_version != NO_CLI else [] for c in ordered]
+        clis = list(dict.fromkeys(n[-1] for n, c in zip(needs, ordered, strict=True)
+                                  if n and not FAMILIES[c.family].standin))
+        index = {p: i for i, p in enumerate(clis)}
+        self._uses = uses = Uses(needs)
+        ahead = self.plan.run.install_ahead
+
+        def frontier() -> int:
+            pending = [index[p] for p in uses.pending() if p in index]
+            return min(pending, default=len(clis))
+
+        def window() -> dict[Path, int]:
+            edge = frontier() + ahead
+            return {p: (0 if i <= edge else -1) for p, i in index.items()}
+
+        self._window = window
+        steps: list[tuple[int, Callable[[], None]]] = []
+        seen: set[Path] = set()
+        for cell, keys in zip(ordered, needs, strict=True):
+            cli_at = index.get(keys[-1], 0) if keys else 0
+            for env in self._environments(cell) if keys else ():
+                if env is not None and env.location not in seen:
+                    seen.add(env.location)
+                    steps.append((cli_at, functools.partial(self._prepare, cell, env)))
+        prefetch = Prefetcher(steps, ahead, frontier, lambda: self.reaper.cancelled)
+        slots = Slots(jobs, self.plan.run.park_after)
+
+        def one(cell: Cell, keys: list[Path]) -> Row | None:
+            try:
+                with slots.hold():
+                    return self.measure(cell, repeat)
+            finally:
+                uses.finished(keys)
+                prefetch.poke()
+
         rows: list[Row] = []
-        with contextlib.closing(self), ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(self.measure, c, repeat) for c in order(cells)]
+        prefetch.start()
+        # More threads than slots: a parked cell keeps its thread while the next one works.
+        closing = contextlib.nullcontext() if keep_warm else contextlib.closing(self)
+        with closing, ThreadPoolExecutor(max_workers=jobs * 3) as pool:
+            futures = [pool.submit(one, c, k) for c, k in zip(ordered, needs, strict=True)]
             try:
                 for fut in as_completed(futures):
                     row = fut.result()
@@ -320,4 +399,8 @@ class Runner:
                 for f in futures:
                     f.cancel()
                 raise
+            finally:
+                prefetch.close()
+                self.parked += slots.parked
+                self._uses = None
         return rows

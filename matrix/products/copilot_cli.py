@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc
+from ..cache import dir_size
 from ..envs import NpmPrefix
 from ..errors import InfraError
 from ..sandbox import sandbox
@@ -112,7 +113,10 @@ def prepare_cli(
 def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:
     if rt is None:
         return None
-    return make_seed(prefix.location, (str(rt.node), str(entry), "--version"), [rt.node.parent], scratch, timeout)
+    seed = make_seed(prefix.location, (str(rt.node), str(entry), "--version"), [rt.node.parent], scratch, timeout)
+    if seed is not None:
+        prefix.add_bytes(dir_size(seed.root))
+    return seed
 
 
 def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,

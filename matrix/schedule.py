@@ -1,0 +1,110 @@
+"""How a run uses the machine: cells hold a CPU slot only while they work, installs run
+ahead of the cells on a thread of their own, and each CLI is released once its last cell
+is done.
+
+A cell that is still running after ``park_after`` seconds is waiting (an SDK on its own
+30 s timeout, a CLI that never answers), not computing: it gives its slot to the next
+cell and finishes parked. Cells keep their timeouts and verdicts; only the overlap changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+
+__all__ = ["Prefetcher", "Slots", "Uses"]
+
+
+class Slots:
+    def __init__(self, jobs: int, park_after: float) -> None:
+        self._free = threading.Semaphore(jobs)
+        self._park_after = park_after
+        self.parked = 0  # cells that gave their slot back while still running (for the summary)
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        self._free.acquire()
+        released = threading.Event()
+
+        def give_back(parked: bool) -> None:
+            with self._lock:
+                if released.is_set():
+                    return
+                released.set()
+                if parked:
+                    self.parked += 1
+            self._free.release()
+
+        timer = threading.Timer(self._park_after, give_back, args=(True,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            give_back(False)
+
+
+class Uses:
+    """How many cells of the run still need each environment; ``done`` says which need
+    none any more (the first to evict)."""
+
+    def __init__(self, needs: Sequence[Sequence[Hashable]]) -> None:
+        self._left: Counter[Hashable] = Counter(k for keys in needs for k in keys)
+        self._lock = threading.Lock()
+
+    def finished(self, keys: Sequence[Hashable]) -> None:
+        with self._lock:
+            self._left.subtract(keys)
+
+    def done(self) -> set[Hashable]:
+        with self._lock:
+            return {k for k, n in self._left.items() if n <= 0}
+
+    def pending(self) -> set[Hashable]:
+        with self._lock:
+            return {k for k, n in self._left.items() if n > 0}
+
+
+class Prefetcher:
+    """Installs environments in the order cells first need them, at most ``ahead`` CLI
+    versions beyond the oldest CLI a cell still needs (disk stays bounded). A failure is
+    left for the cell to meet: the runner remembers it and records it there."""
+
+    def __init__(self, steps: Sequence[tuple[int, Callable[[], None]]], ahead: int,
+                 frontier: Callable[[], int], stop: Callable[[], bool]) -> None:
+        self._steps = steps  # (index of the CLI in run order, install action)
+        self._ahead = ahead
+        self._frontier = frontier
+        self._stop = stop
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="prefetch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def poke(self) -> None:
+        with self._wake:
+            self._wake.notify_all()
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify_all()
+        self._thread.join()
+
+    def _work(self) -> None:
+        for cli_index, install in self._steps:
+            with self._wake:
+                while not self._closed and cli_index > self._frontier() + self._ahead:
+                    self._wake.wait(timeout=1.0)
+                if self._closed or self._stop():
+                    return
+            # A failure is remembered by the runner; the cell that needs it records it.
+            with contextlib.suppress(Exception):
+                install()

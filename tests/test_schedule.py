@@ -1,0 +1,102 @@
+"""The run's scheduling: CPU slots that waiting cells give back, installs ahead of the
+cells within a window, and which environments no cell needs any more."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from matrix.envs import FINGERPRINT, evict
+from matrix.schedule import Prefetcher, Slots, Uses
+
+
+def test_a_cell_that_waits_past_park_after_gives_its_slot_to_the_next() -> None:
+    slots = Slots(jobs=1, park_after=0.2)
+    started: list[str] = []
+    release = threading.Event()
+
+    def cell(name: str, hold: bool) -> None:
+        with slots.hold():
+            started.append(name)
+            if hold:
+                release.wait(5)
+
+    waiting = threading.Thread(target=cell, args=("hang", True))
+    waiting.start()
+    time.sleep(0.05)
+    quick = threading.Thread(target=cell, args=("next", False))
+    quick.start()
+    time.sleep(0.1)
+    assert started == ["hang"]  # before park_after the slot is still held
+    quick.join(2)
+    assert started == ["hang", "next"] and slots.parked == 1
+    release.set()
+    waiting.join(2)
+    # The parked cell does not hand back a second slot when it ends.
+    assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)
+
+
+def test_a_quick_cell_is_not_counted_as_parked() -> None:
+    slots = Slots(jobs=2, park_after=5)
+    with slots.hold():
+        pass
+    assert slots.parked == 0
+    assert slots._free.acquire(blocking=False) and slots._free.acquire(blocking=False)
+    assert not slots._free.acquire(blocking=False)
+
+
+def test_uses_counts_down_to_done() -> None:
+    uses = Uses([["sdk1", "cli1"], ["sdk2", "cli1"], ["sdk1", "cli2"]])
+    uses.finished(["sdk1", "cli1"])
+    assert uses.done() == set()
+    uses.finished(["sdk2", "cli1"])
+    assert uses.done() == {"cli1", "sdk2"}
+    assert uses.pending() == {"sdk1", "cli2"}
+
+
+def test_prefetch_stays_within_the_window_and_follows_the_frontier() -> None:
+    done: list[int] = []
+    frontier = [0]
+    steps = [(i, (lambda i=i: done.append(i))) for i in range(6)]
+    pre = Prefetcher(steps, ahead=2, frontier=lambda: frontier[0], stop=lambda: False)
+    pre.start()
+    deadline = time.monotonic() + 2
+    while len(done) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert done == [0, 1, 2]  # CLI 3 is more than two ahead of the frontier
+    frontier[0] = 3
+    pre.poke()
+    deadline = time.monotonic() + 2
+    while len(done) < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pre.close()
+    assert done == [0, 1, 2, 3, 4, 5]
+
+
+def test_prefetch_failures_are_left_to_the_cells() -> None:
+    def boom() -> None:
+        raise RuntimeError("registry down")
+
+    later: list[int] = []
+    pre = Prefetcher([(0, boom), (0, lambda: later.append(1))], ahead=0, frontier=lambda: 0, stop=lambda: False)
+    pre.start()
+    pre.close()
+    assert later == [1]
+
+
+def _env(root: Path, name: str, size: int, used: float) -> Path:
+    d = root / "npm-prefix" / name
+    d.mkdir(parents=True)
+    (d / FINGERPRINT).write_text(f'{{"bytes": {size}, "extra_bytes": {size}, "created": {used}}}')
+    return d
+
+
+def test_evict_removes_what_the_run_is_done_with_first_and_counts_extra_bytes(tmp_path: Path) -> None:
+    old = _env(tmp_path, "a", 100, 1.0)   # least recently used, but still needed
+    done = _env(tmp_path, "b", 100, 5.0)  # newer, but no cell needs it any more
+    current = _env(tmp_path, "c", 100, 9.0)
+    # 600 bytes counted (install + unpacked seed); a budget of 450 removes exactly one.
+    removed = evict(tmp_path, "npm-prefix", 450, keep={current}, first={done})
+    assert removed == [done] and old.exists() and current.exists()
