@@ -38,6 +38,9 @@ class Timeouts(_Strict):
     # SDKs have, so an SDK that gives up by itself is seen doing so.
     call: float = Field(default=35.0, gt=0)
     install: float = Field(default=900.0, gt=0)
+    # Python handshakes: stop an SDK call this many seconds after the CLI it waits on has
+    # exited (a hang the SDK would only end with its own timeout). Unset: wait for that timeout.
+    dead_cli: float | None = Field(default=None, gt=0)
     # Seconds the SDK gets to stop the CLI before the harness kills the group.
     stop_grace: float = Field(default=5.0, gt=0)
 

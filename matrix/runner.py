@@ -254,7 +254,7 @@ class Runner:
     def _cell_spec(self, cell: Cell) -> HandshakeCell:
         return HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
                              self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
-                             use_shim=self.through_shim, warm=self.warm)
+                             use_shim=self.through_shim, warm=self.warm, dead_cli=self.plan.timeouts.dead_cli)
 
     def _measure_standin(self, cell: Cell, sdk: UvVenv) -> Row | None:
         """A family whose other side is our stand-in: only the SDK is installed."""

@@ -36,6 +36,7 @@ class HandshakeCell:
     use_shim: bool = False  # relay through the shim without mutating (it must be invisible)
     transcript: Path | None = None
     warm: ForkServers | None = field(default=None, compare=False)  # warm starts for Python agents
+    dead_cli: float | None = None  # see Timeouts.dead_cli
 
     def python_agent(self, venv: UvVenv) -> AgentCommand:
         return python_agent(venv, self.warm, FAMILIES[self.family].preload)
@@ -100,7 +101,7 @@ def run_python_handshake(
     cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
     reaper: proc.Reaper | None = None,
 ) -> Row:
-    cfg = {"step_timeout": cell.call_timeout, "log_level": "error"}
+    cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "dead_cli": cell.dead_cli}
     run = run_agent("copilot_python_handshake.py", cfg, cell.python_agent(venv), cli, runtime, cell.probe_timeout,
                     cell.grace, cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)

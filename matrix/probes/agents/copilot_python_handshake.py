@@ -82,14 +82,80 @@ class Capture(logging.Handler):
         report["warnings"].append(f"log {record.name} {record.levelname}: {record.getMessage()}"[:2000])
 
 
-async def step(name, make, timeout):
+def cli_children():
+    """{pid: exit code or None while alive} of our child processes (the CLI the SDK ran:
+    the launcher execs it in place). Read from /proc only: reaping them is the SDK's job."""
+    found = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids = f.read().split()
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # A zombie's stat ends with its wait status (Linux 3.5+).
+            found[int(pid)] = os.waitstatus_to_exitcode(int(fields[-1])) if fields[0] == "Z" else None
+    return found
+
+
+class CliWatch:
+    """Notices a CLI that has exited while an SDK call still waits on it. ``grace`` seconds
+    after the last CLI we saw is gone, the call is stopped: the SDK has not noticed, and
+    nothing can answer it any more (recorded as such, a hang, never a verdict of ours)."""
+
+    def __init__(self, grace):
+        self.grace = grace
+        self.seen = {}  # pid -> exit code, None while alive
+        self.gone_since = None
+
+    def poll(self):
+        now = {pid: code for pid, code in cli_children().items()}
+        for pid in self.seen:
+            if self.seen[pid] is None and pid not in now:
+                self.seen[pid] = "reaped"
+        self.seen.update(now)
+        dead = bool(self.seen) and all(code is not None for code in self.seen.values())
+        if not dead:
+            self.gone_since = None
+        elif self.gone_since is None:
+            self.gone_since = time.monotonic()
+        return dead and time.monotonic() - self.gone_since >= self.grace
+
+
+WATCH = None  # a CliWatch when the harness asked for one (config "dead_cli")
+
+
+async def step(name, make, timeout, watch=True):
     """Run one SDK call with our deadline; record ok/error/seconds/result."""
     note(f"step {name}")
     t0 = time.monotonic()
     entry = {"name": name, "ok": False}
     report["steps"].append(entry)
+    task = asyncio.ensure_future(make())
     try:
-        result = await asyncio.wait_for(make(), timeout)
+        while True:
+            left = timeout - (time.monotonic() - t0)
+            done, _ = await asyncio.wait({task}, timeout=min(0.25, max(left, 0)) if WATCH and watch else left)
+            if done:
+                break
+            if time.monotonic() - t0 >= timeout:
+                task.cancel()
+                raise asyncio.TimeoutError
+            if WATCH and watch and WATCH.poll():
+                task.cancel()
+                codes = ", ".join(f"pid {p}: {'exit ' + str(c) if isinstance(c, int) else c}"
+                                  for p, c in WATCH.seen.items())
+                entry["error"] = {"type": "CliExitedUnnoticed", "module": "", "timeout": True, "source": "watch",
+                                  "message": f"{name} still waiting {time.monotonic() - WATCH.gone_since:.1f}s after "
+                                             f"the CLI exited ({codes}); stopped after {WATCH.grace:.0f}s, the SDK "
+                                             f"had not noticed", "traceback": ""}
+                return None
+        result = task.result()
         entry["ok"] = True
         entry["result"] = jsonable(result)
         return result
@@ -108,6 +174,8 @@ async def step(name, make, timeout):
         entry["error"] = error_info(exc)
         return None
     finally:
+        if not task.done():
+            task.cancel()
         entry["seconds"] = round(time.monotonic() - t0, 4)
 
 
@@ -183,8 +251,11 @@ def client_for(cfg):
 
 
 async def main(cfg):
+    global WATCH
     cli_path = cfg["cli_path"]
     t = float(cfg.get("step_timeout", 30))
+    if cfg.get("dead_cli"):
+        WATCH = CliWatch(float(cfg["dead_cli"]))
     logging.getLogger().addHandler(Capture(level=logging.WARNING))
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(
@@ -237,7 +308,7 @@ async def main(cfg):
             else:
                 report["steps"].append({"name": "get_status", "ok": True, "skipped": "no get_status in this version"})
     finally:
-        res = await step("stop", client.stop, t)
+        res = await step("stop", client.stop, t, watch=False)  # the CLI is meant to exit here
         stop = report["steps"][-1]
         # Up to 0.1.28 stop() returns the cleanup errors instead of raising them.
         if stop["ok"] and isinstance(res, list) and res:
@@ -245,7 +316,7 @@ async def main(cfg):
             stop["error"] = {"type": "StopErrors", "module": "", "message": "; ".join(map(str, res))[:4000],
                              "traceback": "", "timeout": False}
         if not stop["ok"] and hasattr(client, "force_stop"):
-            await step("force_stop", client.force_stop, t)
+            await step("force_stop", client.force_stop, t, watch=False)
         if not started:
             stop["after_failed_start"] = True
 
