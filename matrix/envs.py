@@ -241,9 +241,15 @@ class NpmPrefix(Environment):
         return data
 
     def _install(self) -> None:
-        self._run_installer(["npm", "install", "--prefix", str(self.location),
-                             f"{self.package}@{self.version}", "--no-audit", "--no-fund",
-                             "--no-save", "--loglevel=error"], _NPM_GONE)
+        # npm's own cache keeps every tarball forever (about 70 MB per CLI release, past any
+        # budget over a whole history): each install gets a private one, removed afterwards.
+        cache = self.location / ".npm-cache"
+        try:
+            self._run_installer(["npm", "install", "--prefix", str(self.location),
+                                 f"{self.package}@{self.version}", "--no-audit", "--no-fund",
+                                 "--no-save", "--loglevel=error", "--cache", str(cache)], _NPM_GONE)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 _GO_GONE = re.compile(r"(403 Forbidden|404 Not Found|410 Gone|not available|unknown revision|invalid version)")

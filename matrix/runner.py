@@ -36,7 +36,7 @@ from .products import FAMILIES
 from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
 from .products.node_sdk import NodeSdk, prepare_node_sdk
 from .sandbox import install_env
-from .schedule import Prefetcher, Slots, Uses
+from .schedule import Prefetcher, Slots, Uses, Window
 from .store import Row, Store
 from .versions import sort_key
 
@@ -97,7 +97,7 @@ class Runner:
         self.env_seconds: dict[str, float] = {}
         self.warm = ForkServers(self.scratch, reaper, plan.run.warm_sdks)
         self._uses: Uses | None = None  # during run(): which environments cells still need
-        self._window: Callable[[], dict[Path, int]] = dict
+        self._window: Window | None = None
         self.parked = 0
 
     # -- environments -------------------------------------------------------------------
@@ -335,44 +335,33 @@ class Runner:
         self.warm.close()
 
     def _eviction_hints(self, current: Path) -> tuple[set[Path], set[Path]]:
-        """CLIs to keep (this cell's, and those the prefetcher has readied for the next
-        cells) and CLIs to evict first (no cell of this run needs them any more)."""
-        if self._uses is None:
+        """CLIs to keep (this cell's, and those installed for the next cells) and CLIs to
+        evict first (no cell of this run needs them any more)."""
+        if self._uses is None or self._window is None:
             return {current}, set()
-        window = self._window()
-        keep = {current} | {p for p in self._uses.pending() if isinstance(p, Path) and window.get(p, 0) >= 0}
+        keep = {current} | {p for p in self._window.open() if isinstance(p, Path)}
         return keep, {p for p in self._uses.done() if isinstance(p, Path)}
 
     def run(self, cells: list[Cell], jobs: int, repeat: int = 1, keep_warm: bool = False) -> list[Row]:
         """Measure ``cells``; ``keep_warm``: leave the warm servers for a next phase (the
         caller then calls ``close``)."""
         ordered = order(cells)
-        needs = [[env.location for env in self._environments(c) if env is not None]
-                 if c.cli_version != NO_CLI else [] for c in ordered]
-        clis = list(dict.fromkeys(n[-1] for n, c in zip(needs, ordered, strict=True)
-                                  if n and not FAMILIES[c.family].standin))
-        index = {p: i for i, p in enumerate(clis)}
+        envs = [self._environments(c) if c.cli_version != NO_CLI else None for c in ordered]
+        needs = [[e.location for e in pair if e is not None] if pair else [] for pair in envs]
+        clis = list(dict.fromkeys(pair[1].location for pair in envs if pair and pair[1] is not None))
         self._uses = uses = Uses(needs)
-        ahead = self.plan.run.install_ahead
-
-        def frontier() -> int:
-            pending = [index[p] for p in uses.pending() if p in index]
-            return min(pending, default=len(clis))
-
-        def window() -> dict[Path, int]:
-            edge = frontier() + ahead
-            return {p: (0 if i <= edge else -1) for p, i in index.items()}
-
-        self._window = window
+        self._window = window = Window(clis, uses, self.plan.run.install_ahead)
         steps: list[tuple[int, Callable[[], None]]] = []
         seen: set[Path] = set()
-        for cell, keys in zip(ordered, needs, strict=True):
-            cli_at = index.get(keys[-1], 0) if keys else 0
-            for env in self._environments(cell) if keys else ():
+        for cell, pair in zip(ordered, envs, strict=True):
+            if pair is None:
+                continue
+            cli_at = window.index.get(pair[1].location, 0) if pair[1] is not None else 0
+            for env in pair:
                 if env is not None and env.location not in seen:
                     seen.add(env.location)
                     steps.append((cli_at, functools.partial(self._prepare, cell, env)))
-        prefetch = Prefetcher(steps, ahead, frontier, lambda: self.reaper.cancelled)
+        prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.frontier, lambda: self.reaper.cancelled)
         slots = Slots(jobs, self.plan.run.park_after)
 
         def one(cell: Cell, keys: list[Path]) -> Row | None:
@@ -402,5 +391,5 @@ class Runner:
             finally:
                 prefetch.close()
                 self.parked += slots.parked
-                self._uses = None
+                self._uses = self._window = None
         return rows

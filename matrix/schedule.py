@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["Prefetcher", "Slots", "Uses"]
+__all__ = ["Prefetcher", "Slots", "Uses", "Window"]
 
 
 class Slots:
@@ -68,6 +68,24 @@ class Uses:
     def pending(self) -> set[Hashable]:
         with self._lock:
             return {k for k, n in self._left.items() if n > 0}
+
+
+class Window:
+    """Where the run is along its CLI releases (in run order): the oldest one a cell still
+    needs (the frontier) and the ``ahead`` after it, which installs may fill."""
+
+    def __init__(self, clis: Sequence[Hashable], uses: Uses, ahead: int) -> None:
+        self.index = {c: i for i, c in enumerate(clis)}
+        self._uses = uses
+        self._ahead = ahead
+
+    def frontier(self) -> int:
+        return min((self.index[k] for k in self._uses.pending() if k in self.index), default=len(self.index))
+
+    def open(self) -> set[Hashable]:
+        """CLIs still needed that are within reach: the ones to keep on disk."""
+        edge = self.frontier() + self._ahead
+        return {k for k in self._uses.pending() if self.index.get(k, edge + 1) <= edge}
 
 
 class Prefetcher:

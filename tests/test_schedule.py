@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from matrix.envs import FINGERPRINT, evict
-from matrix.schedule import Prefetcher, Slots, Uses
+from matrix.schedule import Prefetcher, Slots, Uses, Window
 
 
 def test_a_cell_that_waits_past_park_after_gives_its_slot_to_the_next() -> None:
@@ -100,3 +100,15 @@ def test_evict_removes_what_the_run_is_done_with_first_and_counts_extra_bytes(tm
     # 600 bytes counted (install + unpacked seed); a budget of 450 removes exactly one.
     removed = evict(tmp_path, "npm-prefix", 450, keep={current}, first={done})
     assert removed == [done] and old.exists() and current.exists()
+
+
+def test_window_follows_the_oldest_cli_still_needed() -> None:
+    uses = Uses([["s1", "c1"], ["s2", "c1"], ["s1", "c2"], ["s1", "c3"], ["s1", "c4"]])
+    window = Window(["c1", "c2", "c3", "c4"], uses, ahead=1)
+    assert window.frontier() == 0 and window.open() == {"c1", "c2"}
+    uses.finished(["s1", "c1"])
+    uses.finished(["s2", "c1"])
+    assert window.frontier() == 1 and window.open() == {"c2", "c3"}
+    for keys in (["s1", "c2"], ["s1", "c3"], ["s1", "c4"]):
+        uses.finished(keys)
+    assert window.frontier() == 4 and window.open() == set()
