@@ -16,6 +16,7 @@ import shutil
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
@@ -90,6 +91,7 @@ class Runner:
         self.logs = cache / "logs"
         self._failures: dict[tuple[str, str, str], Exception] = {}
         self._clis: dict[str, CliInstall] = {}
+        self._cli_installed: dict[str, object] = {}
         self._node_sdks: dict[Path, NodeSdk] = {}
         self._runtime_cache: dict[str, Runtime] = {}
         self._lock = threading.Lock()
@@ -158,11 +160,16 @@ class Runner:
                 RuntimeSource("node24", lambda: self._runtime("node24", node24))]
 
     def _cli(self, prefix: NpmPrefix) -> CliInstall:
+        # Keyed by the install too: a prefix evicted and installed again during the run is a
+        # new tree (its unpacked seed made anew), not the one prepared before.
+        installed = (prefix.stored() or {}).get("created")
         with self._key_lock(("cli-prepare", prefix.version)):
-            if prefix.version not in self._clis:
-                self._clis[prefix.version] = prepare_cli(prefix, self._runtimes(), self.scratch,
-                                                         timeout=self.plan.timeouts.probe)
-            return self._clis[prefix.version]
+            known = self._clis.get(prefix.version)
+            if known is None or self._cli_installed.get(prefix.version) != installed:
+                known = prepare_cli(prefix, self._runtimes(), self.scratch, timeout=self.plan.timeouts.probe)
+                self._clis[prefix.version] = known
+                self._cli_installed[prefix.version] = installed
+            return known
 
     # -- cells ----------------------------------------------------------------------------
 
@@ -347,6 +354,10 @@ class Runner:
         caller then calls ``close``)."""
         ordered = order(cells)
         envs = [self._environments(c) if c.cli_version != NO_CLI else None for c in ordered]
+        cli_of = {pair[1].location for pair in envs if pair and pair[1] is not None}
+
+        def pair_cli(keys: list[Path]) -> Path | None:
+            return keys[-1] if keys[-1] in cli_of else None
         needs = [[e.location for e in pair if e is not None] if pair else [] for pair in envs]
         clis = list(dict.fromkeys(pair[1].location for pair in envs if pair and pair[1] is not None))
         self._uses = uses = Uses(needs)
@@ -361,13 +372,19 @@ class Runner:
                 if env is not None and env.location not in seen:
                     seen.add(env.location)
                     steps.append((cli_at, functools.partial(self._prepare, cell, env)))
-        prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.frontier, lambda: self.reaper.cancelled)
+        prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.reached, lambda: self.reaper.cancelled)
         slots = Slots(jobs, self.plan.run.park_after)
 
         def one(cell: Cell, keys: list[Path]) -> Row | None:
+            if keys and pair_cli(keys) is not None:
+                window.started(pair_cli(keys))
             try:
                 with slots.hold():
                     return self.measure(cell, repeat)
+            except Exception as err:  # our bug: this cell says so, the others are still measured
+                row = self._infra_row(cell, Outcome.HARNESS_ERROR, "harness", err)
+                row = replace(row, detail={**row.detail, "traceback": traceback.format_exc()[-4000:]})
+                return self._record(row)
             finally:
                 uses.finished(keys)
                 prefetch.poke()

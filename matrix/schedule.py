@@ -71,33 +71,41 @@ class Uses:
 
 
 class Window:
-    """Where the run is along its CLI releases (in run order): the oldest one a cell still
-    needs (the frontier) and the ``ahead`` after it, which installs may fill."""
+    """Where the run is along its CLI releases (in run order): the newest one a cell has
+    started (cells of older ones may still be running, parked) and the ``ahead`` after it,
+    which installs may fill. Every CLI still needed up to there stays on disk."""
 
     def __init__(self, clis: Sequence[Hashable], uses: Uses, ahead: int) -> None:
         self.index = {c: i for i, c in enumerate(clis)}
         self._uses = uses
         self._ahead = ahead
+        self._reached = 0
+        self._lock = threading.Lock()
 
-    def frontier(self) -> int:
-        return min((self.index[k] for k in self._uses.pending() if k in self.index), default=len(self.index))
+    def started(self, cli: Hashable) -> None:
+        with self._lock:
+            self._reached = max(self._reached, self.index.get(cli, 0))
+
+    def reached(self) -> int:
+        with self._lock:
+            return self._reached
 
     def open(self) -> set[Hashable]:
         """CLIs still needed that are within reach: the ones to keep on disk."""
-        edge = self.frontier() + self._ahead
+        edge = self.reached() + self._ahead
         return {k for k in self._uses.pending() if self.index.get(k, edge + 1) <= edge}
 
 
 class Prefetcher:
     """Installs environments in the order cells first need them, at most ``ahead`` CLI
-    versions beyond the oldest CLI a cell still needs (disk stays bounded). A failure is
+    versions beyond the newest CLI a cell has started (disk stays bounded). A failure is
     left for the cell to meet: the runner remembers it and records it there."""
 
     def __init__(self, steps: Sequence[tuple[int, Callable[[], None]]], ahead: int,
-                 frontier: Callable[[], int], stop: Callable[[], bool]) -> None:
+                 reach: Callable[[], int], stop: Callable[[], bool]) -> None:
         self._steps = steps  # (index of the CLI in run order, install action)
         self._ahead = ahead
-        self._frontier = frontier
+        self._reach = reach
         self._stop = stop
         self._wake = threading.Condition()
         self._closed = False
@@ -119,7 +127,7 @@ class Prefetcher:
     def _work(self) -> None:
         for cli_index, install in self._steps:
             with self._wake:
-                while not self._closed and cli_index > self._frontier() + self._ahead:
+                while not self._closed and cli_index > self._reach() + self._ahead:
                     self._wake.wait(timeout=1.0)
                 if self._closed or self._stop():
                     return

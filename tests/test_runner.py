@@ -64,3 +64,26 @@ def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
     _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)
     frame, _ = load_frame(tmp_path / "r")
     assert "flaky (compatible / hang)" in long_table(frame)
+
+
+class _Failing(_Scripted):
+    """One cell hits a bug of ours; nothing is installed."""
+
+    def _prepare(self, cell: Cell, env: object) -> None:
+        pass
+
+    def _measure_once(self, cell: Cell) -> Row | None:
+        if cell.sdk_version == "2":
+            raise RuntimeError("a bug of ours")
+        return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
+                   probe=cell.probe, outcome="compatible", harness_version=HARNESS_VERSION)
+
+
+def test_a_bug_in_one_cell_is_that_cells_harness_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    cells = [Cell("copilot-python", s, "1.0.0", "handshake") for s in ("1", "2", "3")]
+    rows = _Failing([], tmp_path / "r").run(cells, jobs=2)
+    by_sdk = {r.sdk_version: r for r in rows}
+    assert sorted(by_sdk) == ["1", "2", "3"]
+    assert by_sdk["2"].outcome == "harness-error" and "a bug of ours" in (by_sdk["2"].error_message or "")
+    assert "RuntimeError" in by_sdk["2"].detail["traceback"]
+    assert by_sdk["1"].outcome == by_sdk["3"].outcome == "compatible"

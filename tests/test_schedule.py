@@ -55,17 +55,17 @@ def test_uses_counts_down_to_done() -> None:
     assert uses.pending() == {"sdk1", "cli2"}
 
 
-def test_prefetch_stays_within_the_window_and_follows_the_frontier() -> None:
+def test_prefetch_stays_within_the_window_and_follows_the_reach() -> None:
     done: list[int] = []
     frontier = [0]
     steps = [(i, (lambda i=i: done.append(i))) for i in range(6)]
-    pre = Prefetcher(steps, ahead=2, frontier=lambda: frontier[0], stop=lambda: False)
+    pre = Prefetcher(steps, ahead=2, reach=lambda: frontier[0], stop=lambda: False)
     pre.start()
     deadline = time.monotonic() + 2
     while len(done) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.1)
-    assert done == [0, 1, 2]  # CLI 3 is more than two ahead of the frontier
+    assert done == [0, 1, 2]  # CLI 3 is more than two ahead of the newest started
     frontier[0] = 3
     pre.poke()
     deadline = time.monotonic() + 2
@@ -80,7 +80,7 @@ def test_prefetch_failures_are_left_to_the_cells() -> None:
         raise RuntimeError("registry down")
 
     later: list[int] = []
-    pre = Prefetcher([(0, boom), (0, lambda: later.append(1))], ahead=0, frontier=lambda: 0, stop=lambda: False)
+    pre = Prefetcher([(0, boom), (0, lambda: later.append(1))], ahead=0, reach=lambda: 0, stop=lambda: False)
     pre.start()
     pre.close()
     assert later == [1]
@@ -102,13 +102,17 @@ def test_evict_removes_what_the_run_is_done_with_first_and_counts_extra_bytes(tm
     assert removed == [done] and old.exists() and current.exists()
 
 
-def test_window_follows_the_oldest_cli_still_needed() -> None:
-    uses = Uses([["s1", "c1"], ["s2", "c1"], ["s1", "c2"], ["s1", "c3"], ["s1", "c4"]])
-    window = Window(["c1", "c2", "c3", "c4"], uses, ahead=1)
-    assert window.frontier() == 0 and window.open() == {"c1", "c2"}
+def test_window_keeps_what_is_still_needed_up_to_the_newest_started_cli() -> None:
+    uses = Uses([["s1", "c1"], ["s2", "c1"], ["s1", "c2"], ["s1", "c3"], ["s1", "c4"], ["s1", "c5"]])
+    window = Window(["c1", "c2", "c3", "c4", "c5"], uses, ahead=1)
+    window.started("c1")
+    assert window.open() == {"c1", "c2"}
+    window.started("c3")  # c1's second cell is still running (parked): c1 stays
+    assert window.open() == {"c1", "c2", "c3", "c4"}
     uses.finished(["s1", "c1"])
     uses.finished(["s2", "c1"])
-    assert window.frontier() == 1 and window.open() == {"c2", "c3"}
-    for keys in (["s1", "c2"], ["s1", "c3"], ["s1", "c4"]):
+    window.started("c2")  # started out of order: the reach does not go back
+    assert window.reached() == 2 and window.open() == {"c2", "c3", "c4"}
+    for keys in (["s1", "c2"], ["s1", "c3"], ["s1", "c4"], ["s1", "c5"]):
         uses.finished(keys)
-    assert window.frontier() == 4 and window.open() == set()
+    assert window.open() == set()

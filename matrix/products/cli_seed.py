@@ -44,7 +44,8 @@ class Seed:
         return not self.retired and _fingerprint(self.root, self.paths) == self.fingerprint
 
     def retire(self, why: str) -> None:
-        (self.root / _RETIRED).write_text(why)
+        if self.root.is_dir():  # gone with its prefix: nothing left to retire
+            (self.root / _RETIRED).write_text(why)
 
 
 def _fingerprint(root: Path, paths: tuple[str, ...]) -> str:
