@@ -45,7 +45,8 @@ def _digest(frame: pd.DataFrame) -> str:
 
 
 def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
-    """Draw ``png`` unless the picture already there was drawn from the same cells."""
+    """Make ``png`` (a picture, or any generated file) unless the one there was made from the
+    same input (``key``)."""
     stamp = png.with_suffix(".sha")
     if png.exists() and stamp.exists() and stamp.read_text() == key:
         return
@@ -72,9 +73,16 @@ def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
                            order=[c for c in STANDIN_CHECKS if c in present]))
 
 
-def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
-    """matrix.json (documented keys, with a header), rows.csv and rows.parquet."""
+def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, rows_file: Path) -> None:
+    """matrix.json (documented keys, with a header), rows.csv and rows.parquet; written again
+    only when the stored rows (or our version) changed."""
     out.mkdir(parents=True, exist_ok=True)
+    stored = hashlib.sha256(rows_file.read_bytes()).hexdigest()[:16] if rows_file.exists() else "none"
+    key = f"{stored}:{HARNESS_VERSION}:{__version__}:{generated_at}"
+    _draw_once(out / "matrix.json", key, lambda _path: _write_twin(frame, out, generated_at))
+
+
+def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
     doc = {"schema": 1, "generated_at": generated_at, "harness_version": HARNESS_VERSION,
            "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
@@ -103,7 +111,7 @@ def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool 
             (docs / rel).write_text(text)
         pages.append(docs / rel)
     _heatmaps(frame, docs / "assets")
-    _data_twin(frame, docs / "data", generated_at)
+    _data_twin(frame, docs / "data", generated_at, results / ROWS_FILE)
     executed = render_notebooks(root / "notebooks", results, docs / "notebooks", cache / "notebooks")
     argv = [sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file", str(root / "mkdocs.yml"),
             "--site-dir", str(site.resolve())]

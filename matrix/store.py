@@ -139,7 +139,8 @@ def load_frame(directory: Path) -> tuple[pd.DataFrame, list[str]]:
     """The results as one DataFrame, one row per cell (the site and reports read only this)."""
     rows, warnings = Store(directory).read()
     columns = [f.name for f in fields(Row)]
-    frame = pd.DataFrame([asdict(r) for r in rows], columns=columns)
+    # A shallow copy per row: asdict's deep copy of every detail dict cost seconds on a whole history.
+    frame = pd.DataFrame([{c: getattr(r, c) for c in columns} for r in rows], columns=columns)
     return frame, warnings
 
 
