@@ -92,3 +92,21 @@ def test_stored_notebooks_have_no_outputs() -> None:
         for cell in nb["cells"]:
             assert not cell.get("outputs"), f"{path.name} is stored with outputs"
             assert cell.get("execution_count") is None
+
+
+def test_site_inputs_digest_changes_with_any_docs_file_or_the_config(tmp_path: Path) -> None:
+    from matrix.build import _inputs_digest
+
+    (tmp_path / "docs" / "guides").mkdir(parents=True)
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    page = tmp_path / "docs" / "guides" / "a.md"
+    page.write_text("one")
+    first = _inputs_digest(tmp_path, strict=True)
+    assert _inputs_digest(tmp_path, strict=True) == first
+    page.write_text("two")
+    second = _inputs_digest(tmp_path, strict=True)
+    assert second != first
+    (tmp_path / "docs" / "new.png").write_bytes(b"\x89PNG")
+    assert _inputs_digest(tmp_path, strict=True) != second
+    (tmp_path / "mkdocs.yml").write_text("site_name: y\n")
+    assert len({first, second, _inputs_digest(tmp_path, strict=True), _inputs_digest(tmp_path, strict=False)}) == 4
