@@ -187,21 +187,34 @@ func method(client any, name string) (reflect.Value, string) {
 var ctxType = reflect.TypeOf((*context.Context)(nil)).Elem()
 var errType = reflect.TypeOf((*error)(nil)).Elem()
 
-// invoke calls m with ctx for context parameters and msg for string parameters, and turns
-// the results into (value, error): a trailing error, or a []error (v0.1.14-v0.1.20 Stop).
-func invoke(m reflect.Value, ctx context.Context, msg string) (any, error) {
-	mt := m.Type()
+// arguments builds the arguments of a method of type mt: ctx for a context parameter, other's
+// value for the rest. The type (and index) of a parameter neither can supply, else nil.
+func arguments(mt reflect.Type, ctx context.Context, other func(reflect.Type) (reflect.Value, bool)) ([]reflect.Value, reflect.Type, int) {
 	args := make([]reflect.Value, mt.NumIn())
 	for i := range args {
 		in := mt.In(i)
-		switch {
-		case in == ctxType:
+		if in == ctxType {
 			args[i] = reflect.ValueOf(ctx)
-		case in.Kind() == reflect.String:
-			args[i] = reflect.ValueOf(msg).Convert(in)
-		default:
-			return nil, fmt.Errorf("agent: cannot supply parameter %d of type %s", i, in)
+		} else if v, ok := other(in); ok {
+			args[i] = v
+		} else {
+			return nil, in, i
 		}
+	}
+	return args, nil, 0
+}
+
+// invoke calls m with ctx for context parameters and msg for string parameters, and turns
+// the results into (value, error): a trailing error, or a []error (v0.1.14-v0.1.20 Stop).
+func invoke(m reflect.Value, ctx context.Context, msg string) (any, error) {
+	args, bad, at := arguments(m.Type(), ctx, func(in reflect.Type) (reflect.Value, bool) {
+		if in.Kind() == reflect.String {
+			return reflect.ValueOf(msg).Convert(in), true
+		}
+		return reflect.Value{}, false
+	})
+	if bad != nil {
+		return nil, fmt.Errorf("agent: cannot supply parameter %d of type %s", at, bad)
 	}
 	outs := m.Call(args)
 	var val any

@@ -79,22 +79,18 @@ func openSession(client *copilot.Client, ctx context.Context, handler func(any))
 	if sig == "" {
 		return nil, fmt.Errorf("agent: this version has no CreateSession")
 	}
-	mt := m.Type()
-	args := make([]reflect.Value, mt.NumIn())
-	for i := range args {
-		in := mt.In(i)
-		switch {
-		case in == ctxType:
-			args[i] = reflect.ValueOf(ctx)
-		case in.Kind() == reflect.Pointer && in.Elem().Kind() == reflect.Struct:
-			cfg := reflect.New(in.Elem())
-			if f := cfg.Elem().FieldByName("OnPermissionRequest"); f.IsValid() && f.Kind() == reflect.Func {
-				f.Set(approveAll(f.Type()))
-			}
-			args[i] = cfg
-		default:
-			return nil, fmt.Errorf("agent: cannot supply CreateSession parameter of type %s", in)
+	args, bad, _ := arguments(m.Type(), ctx, func(in reflect.Type) (reflect.Value, bool) {
+		if in.Kind() != reflect.Pointer || in.Elem().Kind() != reflect.Struct {
+			return reflect.Value{}, false
 		}
+		cfg := reflect.New(in.Elem())
+		if f := cfg.Elem().FieldByName("OnPermissionRequest"); f.IsValid() && f.Kind() == reflect.Func {
+			f.Set(approveAll(f.Type()))
+		}
+		return cfg, true
+	})
+	if bad != nil {
+		return nil, fmt.Errorf("agent: cannot supply CreateSession parameter of type %s", bad)
 	}
 	outs := m.Call(args)
 	if err, _ := outs[len(outs)-1].Interface().(error); err != nil {
