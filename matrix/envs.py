@@ -114,9 +114,7 @@ class Environment:
                 "bytes": dir_size(self.location),
                 "created": time.time(),
             }
-            tmp = self._fp_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(info, indent=1))
-            tmp.replace(self._fp_file)  # readers without the lock see all of it or nothing
+            self._write_info(info)
             return True
 
     def add_bytes(self, extra: int) -> None:
@@ -126,6 +124,11 @@ class Environment:
         if info is None or info.get("extra_bytes") == extra:
             return
         info["extra_bytes"] = extra
+        self._write_info(info)
+
+    def _write_info(self, info: dict[str, object]) -> None:
+        # Readers without the lock see all of it or nothing; a writer's own temporary name
+        # keeps two writers (an install and a cell adding bytes) apart.
         tmp = self._fp_file.with_name(f"{FINGERPRINT}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(info, indent=1))
         tmp.replace(self._fp_file)

@@ -90,8 +90,7 @@ class Runner:
         self.scratch = cache / "sandboxes"
         self.logs = cache / "logs"
         self._failures: dict[tuple[str, str, str], Exception] = {}
-        self._clis: dict[str, CliInstall] = {}
-        self._cli_installed: dict[str, object] = {}
+        self._clis: dict[str, tuple[object, CliInstall]] = {}  # version -> (its install's time, prepared)
         self._node_sdks: dict[Path, NodeSdk] = {}
         self._runtime_cache: dict[str, Runtime] = {}
         self._lock = threading.Lock()
@@ -165,11 +164,14 @@ class Runner:
         installed = (prefix.stored() or {}).get("created")
         with self._key_lock(("cli-prepare", prefix.version)):
             known = self._clis.get(prefix.version)
-            if known is None or self._cli_installed.get(prefix.version) != installed:
-                known = prepare_cli(prefix, self._runtimes(), self.scratch, timeout=self.plan.timeouts.probe)
+            if known is None or known[0] != installed:
+                known = installed, prepare_cli(prefix, self._runtimes(), self.scratch, timeout=self.plan.timeouts.probe)
                 self._clis[prefix.version] = known
-                self._cli_installed[prefix.version] = installed
-            return known
+            return known[1]
+
+    def prepared_cli(self, version: str) -> CliInstall:
+        """The CLI as the last cell of ``version`` got it (entry, runtime, unpacked tree)."""
+        return self._clis[version][1]
 
     # -- cells ----------------------------------------------------------------------------
 
@@ -354,20 +356,17 @@ class Runner:
         caller then calls ``close``)."""
         ordered = order(cells)
         envs = [self._environments(c) if c.cli_version != NO_CLI else None for c in ordered]
-        cli_of = {pair[1].location for pair in envs if pair and pair[1] is not None}
-
-        def pair_cli(keys: list[Path]) -> Path | None:
-            return keys[-1] if keys[-1] in cli_of else None
         needs = [[e.location for e in pair if e is not None] if pair else [] for pair in envs]
-        clis = list(dict.fromkeys(pair[1].location for pair in envs if pair and pair[1] is not None))
+        cli_of = [pair[1].location if pair and pair[1] is not None else None for pair in envs]
+        clis = list(dict.fromkeys(c for c in cli_of if c is not None))
         self._uses = uses = Uses(needs)
         self._window = window = Window(clis, uses, self.plan.run.install_ahead)
         steps: list[tuple[int, Callable[[], None]]] = []
         seen: set[Path] = set()
-        for cell, pair in zip(ordered, envs, strict=True):
+        for cell, pair, cli in zip(ordered, envs, cli_of, strict=True):
             if pair is None:
                 continue
-            cli_at = window.index.get(pair[1].location, 0) if pair[1] is not None else 0
+            cli_at = window.index.get(cli, 0) if cli is not None else 0
             for env in pair:
                 if env is not None and env.location not in seen:
                     seen.add(env.location)
@@ -375,9 +374,9 @@ class Runner:
         prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.reached, lambda: self.reaper.cancelled)
         slots = Slots(jobs, self.plan.run.park_after)
 
-        def one(cell: Cell, keys: list[Path]) -> Row | None:
-            if keys and pair_cli(keys) is not None:
-                window.started(pair_cli(keys))
+        def one(cell: Cell, keys: list[Path], cli: Path | None) -> Row | None:
+            if cli is not None:
+                window.started(cli)
             try:
                 with slots.hold():
                     return self.measure(cell, repeat)
@@ -394,7 +393,7 @@ class Runner:
         # More threads than slots: a parked cell keeps its thread while the next one works.
         closing = contextlib.nullcontext() if keep_warm else contextlib.closing(self)
         with closing, ThreadPoolExecutor(max_workers=jobs * 3) as pool:
-            futures = [pool.submit(one, c, k) for c, k in zip(ordered, needs, strict=True)]
+            futures = [pool.submit(one, c, k, cli) for c, k, cli in zip(ordered, needs, cli_of, strict=True)]
             try:
                 for fut in as_completed(futures):
                     row = fut.result()

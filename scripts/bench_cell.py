@@ -88,7 +88,7 @@ def bench(runner: Runner, sdk: str, cli_version: str, repeat: int, scratch: Path
     cell = Cell("copilot-python", sdk, cli_version, "handshake")
     first = runner.measure(cell)  # installs, finds the runtime, starts the warm server; not timed
     assert first is not None, "interrupted"
-    cli = runner._clis[cli_version]  # the CLI as the harness prepared it: entry and runtime
+    cli = runner.prepared_cli(cli_version)
     assert cli.runtime is not None, f"no runtime starts CLI {cli_version}"
     harness, raw, harness_cpu, raw_cpu = [], [], [], []
     for _ in range(repeat):

@@ -85,8 +85,8 @@ def main() -> None:
         raise SystemExit(f"{work} is not empty: give an empty (or new) directory, the caches start cold there")
     work.mkdir(parents=True, exist_ok=True)
     config = work / "config.toml"
-    text = (REPO / args.config).read_text()
-    config.write_text(text.replace("cache_budget_gb = 12", f"cache_budget_gb = {args.budget_gb}"))
+    text = (REPO / args.config).read_text().replace("cache_budget_gb = 12", f"cache_budget_gb = {args.budget_gb}")
+    config.write_text(text)
     env = {**os.environ, "COMPAT_MATRIX_CACHE": str(work / "cache"), "UV_CACHE_DIR": str(work / "uv-cache"),
            "npm_config_cache": str(work / "npm-cache")}
     results, log = work / "results", work / "log.txt"
@@ -100,8 +100,7 @@ def main() -> None:
         head, _, tail = text.partition(f"[families.{args.family}]")
         select_line = next(ln for ln in tail.splitlines() if ln.startswith("cli.select"))
         tail = tail.replace(select_line, select_line + '\ncli.exclude = ["latest:1"]', 1)
-        first_config.write_text((head + f"[families.{args.family}]" + tail)
-                                .replace("cache_budget_gb = 12", f"cache_budget_gb = {args.budget_gb}"))
+        first_config.write_text(head + f"[families.{args.family}]" + tail)
     first = [*base[:3], str(first_config), *base[4:]] if held else base
     with DiskPeak(work) as disk:
         cold = run(first, env, log)

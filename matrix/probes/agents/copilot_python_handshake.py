@@ -114,7 +114,7 @@ class CliWatch:
         self.gone_since = None
 
     def poll(self):
-        now = {pid: code for pid, code in cli_children().items()}
+        now = cli_children()
         for pid in self.seen:
             if self.seen[pid] is None and pid not in now:
                 self.seen[pid] = "reaped"
