@@ -9,9 +9,11 @@ column; with --column, the newest CLI is left out of the first run), and the sit
 the results, once from scratch and once unchanged.
 
     .venv/bin/python scripts/bench_history.py --work /var/tmp/history [--family copilot-python]
-        [--probe handshake] [--jobs 4] [--budget-gb 4] [--no-column]
+        [--probe handshake] [--jobs 4] [--budget-gb 4] [--no-column] [--cpu-split]
 
-Prints each figure; issue 8's targets are printed next to them.
+Prints each figure; issue 8's targets are printed next to them. With --cpu-split the cold run
+is sampled by `perf` (see scripts/cpu_split.py) and its CPU is printed by kind of process: the
+CLI's own share is the floor no scheduling gets under.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpu_split  # noqa: E402 (a sibling script)
 
 
 class DiskPeak:
@@ -65,7 +69,7 @@ def run(argv: list[str], env: dict[str, str], log: Path) -> float:
         out.flush()
         res = subprocess.run(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     if res.returncode not in (0, 3):  # 3: some cells are infra errors (shown as such)
-        raise SystemExit(f"{argv[1]} failed with exit {res.returncode}; see {log}")
+        raise SystemExit(f"{' '.join(argv[:6])} failed with exit {res.returncode}; see {log}")
     return time.monotonic() - t0
 
 
@@ -79,6 +83,7 @@ def main() -> None:
     parser.add_argument("--budget-gb", type=float, default=4.0, help="cache budget for CLI installs")
     parser.add_argument("--no-column", dest="column", action="store_false",
                         help="do not hold back the newest CLI for the one-column figure")
+    parser.add_argument("--cpu-split", action="store_true", help="sample the cold run with perf, print CPU by kind")
     args = parser.parse_args()
     work = args.work.resolve()
     if work.exists() and any(work.iterdir()):
@@ -102,8 +107,9 @@ def main() -> None:
         tail = tail.replace(select_line, select_line + '\ncli.exclude = ["latest:1"]', 1)
         first_config.write_text(head + f"[families.{args.family}]" + tail)
     first = [*base[:3], str(first_config), *base[4:]] if held else base
+    perf = ["perf", "record", "-a", "-q", "-F", str(cpu_split.FREQUENCY), "-o", str(work / "perf.data"), "--"]
     with DiskPeak(work) as disk:
-        cold = run(first, env, log)
+        cold = run([*perf, *first] if args.cpu_split else first, env, log)
     rows = [json.loads(line) for line in (results / "rows.jsonl").read_text().splitlines()]
     outcomes: dict[str, int] = {}
     for r in rows:
@@ -112,6 +118,8 @@ def main() -> None:
           f"{cold / 60:.1f} min (target <= 45 min)")
     print(f"  outcomes: {json.dumps(dict(sorted(outcomes.items())))}")
     print(f"  peak disk above the start: {disk.peak / 1e9:.1f} GB (target <= 15 GB)")
+    if args.cpu_split:
+        cpu_split.report(cpu_split.split(work / "perf.data"), cold)
     rerun = run(first, env, log)
     print(f"rerun, everything measured: {rerun:.1f} s (target <= 5 s)")
     if held:
