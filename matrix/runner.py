@@ -38,6 +38,7 @@ from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cl
 from .products.node_sdk import NodeSdk, prepare_node_sdk
 from .sandbox import install_env
 from .schedule import Prefetcher, Slots, Uses, Window
+from .scratch import Scratch
 from .store import Row, Store
 from .versions import sort_key
 
@@ -87,7 +88,8 @@ class Runner:
         self.reaper = reaper
         self.on_row = on_row
         self.envs = cache / "envs"
-        self.scratch = cache / "sandboxes"
+        self._scratch = Scratch(cache / "sandboxes")
+        self.scratch = self._scratch.path
         self.logs = cache / "logs"
         self._failures: dict[tuple[str, str, str], Exception] = {}
         self._clis: dict[str, tuple[object, CliInstall]] = {}  # version -> (its install's time, prepared)
@@ -340,8 +342,10 @@ class Runner:
         return row
 
     def close(self) -> None:
-        """End the warm servers (they would also end when we do: their input closes)."""
+        """End the warm servers (they would also end when we do: their input closes) and
+        remove this run's sandboxes."""
         self.warm.close()
+        self._scratch.release()
 
     def _eviction_hints(self, current: Path) -> tuple[set[Path], set[Path]]:
         """CLIs to keep (this cell's, and those installed for the next cells) and CLIs to

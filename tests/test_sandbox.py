@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,29 @@ def test_secret_names(name: str) -> None:
 def test_ordinary_names_are_not_secret() -> None:
     assert not is_secret_name("PATH") and not is_secret_name("LANG")
 
+
+
+def test_a_run_removes_its_own_scratch_and_what_dead_runs_left(tmp_path: Path) -> None:
+    from matrix.scratch import Scratch
+
+    dead = Scratch(tmp_path)
+    (dead.path / "cell-x" / "home").mkdir(parents=True)
+    dead_path = dead.path
+    # A run killed hard never releases; its lock goes with its process (here: the descriptor).
+    assert dead._fd is not None
+    os.close(dead._fd)
+    dead._fd = None
+    live = Scratch(tmp_path)
+    assert dead_path.name in live.swept and not dead_path.exists()
+    other = Scratch(tmp_path)  # a second run alive at once keeps its directory
+    assert live.path.exists() and live.path.name not in other.swept
+    old = tmp_path / "cell-legacy"
+    old.mkdir()
+    os.utime(old, (time.time() - 2 * 86400,) * 2)
+    recent = tmp_path / "cell-recent"
+    recent.mkdir()
+    third = Scratch(tmp_path)
+    assert "cell-legacy" in third.swept and recent.exists()
+    for s in (live, other, third):
+        s.release()
+        assert not s.path.exists()
