@@ -1,14 +1,22 @@
-"""The Python handshake agent's watch for a CLI that exited while an SDK call still waits
-(timeouts.dead_cli): driven in a fresh interpreter with a stand-in "SDK call"."""
+"""The agents' watch for a CLI that exited while an SDK call still waits (timeouts.dead_cli):
+each agent's own step function driven in a fresh interpreter with a stand-in "SDK call"."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from matrix.probes import AGENTS_DIR
+
+Step = Callable[[str, float], dict[str, object]]
 
 DRIVER = textwrap.dedent("""
     import asyncio, importlib.util, json, subprocess, sys
@@ -34,34 +42,73 @@ DRIVER = textwrap.dedent("""
 """)
 
 
-def _step(kind: str, grace: float) -> dict[str, object]:
+NODE_DRIVER = textwrap.dedent("""
+    const { step, report } = await import(process.argv[4]);
+    const { spawn } = await import("node:child_process");
+    const kind = process.argv[3];
+    class ConnectionError extends Error {}
+    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    await step("start", async () => {
+      spawn("sh", ["-c", "sleep 0.2; exit 3"]);
+      if (kind === "notices") {
+        await sleep(500);
+        throw new ConnectionError("CLI exited");
+      }
+      if (kind === "answers") return { ok: true };
+      await sleep(60000);
+    });
+    console.log(JSON.stringify(report.steps.at(-1)));
+    process.exit(0);
+""")
+
+
+def _python_step(kind: str, grace: float) -> dict[str, object]:
     res = subprocess.run([sys.executable, "-c", DRIVER, str(AGENTS_DIR / "copilot_python_handshake.py"), kind,
                           str(grace)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     return dict(json.loads(res.stdout.strip().splitlines()[-1]))
 
 
-def test_a_call_still_waiting_after_the_cli_exited_is_stopped_with_the_exit_named() -> None:
-    entry = _step("waits", 0.5)
+def _node_step(kind: str, grace: float) -> dict[str, object]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on PATH")
+    common = (AGENTS_DIR / "copilot_node_common.mjs").as_uri()
+    cfg = json.dumps({"step_timeout": 3, "dead_cli": grace})
+    with tempfile.TemporaryDirectory() as tmp:  # a file: the agent's module reads its config from argv[2]
+        driver = Path(tmp) / "driver.mjs"
+        driver.write_text(NODE_DRIVER)
+        res = subprocess.run([node, str(driver), cfg, kind, common], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return dict(json.loads(res.stdout.strip().splitlines()[-1]))
+
+
+@pytest.fixture(params=["python", "node"])
+def run_step(request: pytest.FixtureRequest) -> Step:
+    return _python_step if request.param == "python" else _node_step
+
+
+def test_a_call_still_waiting_after_the_cli_exited_is_stopped_with_the_exit_named(run_step: Step) -> None:
+    entry = run_step("waits", 0.5)
     error = entry["error"]
     assert isinstance(error, dict)
     assert error["type"] == "CliExitedUnnoticed" and error["timeout"] is True
     assert "exit 3" in error["message"] and "had not noticed" in error["message"]
-    assert float(entry["seconds"]) < 2.5  # 0.2 s to exit, 0.5 s grace; not the 3 s deadline
+    assert float(entry["seconds"]) < 2.5  # type: ignore[arg-type]  # 0.2 s to exit, 0.5 s grace; not the 3 s deadline
 
 
-def test_without_the_watch_the_call_waits_for_the_deadline() -> None:
-    entry = _step("waits", 0)
+def test_without_the_watch_the_call_waits_for_the_deadline(run_step: Step) -> None:
+    entry = run_step("waits", 0)
     error = entry["error"]
-    assert isinstance(error, dict) and error["source"] == "harness"
-    assert float(entry["seconds"]) >= 2.9
+    assert isinstance(error, dict) and error["timeout"] is True and "did not settle" in error["message"]
+    assert float(entry["seconds"]) >= 2.9  # type: ignore[arg-type]
 
 
-def test_an_sdk_that_notices_is_judged_on_its_own_error() -> None:
-    entry = _step("notices", 2)
+def test_an_sdk_that_notices_is_judged_on_its_own_error(run_step: Step) -> None:
+    entry = run_step("notices", 2)
     error = entry["error"]
     assert isinstance(error, dict) and error["type"] == "ConnectionError"
 
 
-def test_a_call_that_answers_is_ok() -> None:
-    assert _step("answers", 0.5)["ok"] is True
+def test_a_call_that_answers_is_ok(run_step: Step) -> None:
+    assert run_step("answers", 0.5)["ok"] is True

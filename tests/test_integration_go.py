@@ -4,6 +4,8 @@ release whose ping decoding breaks on a newer CLI."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,9 @@ from matrix.cache import cache_root
 from matrix.config import Plan
 from matrix.products import FAMILIES
 from matrix.registry import Discovery
+from matrix.report_schema import parse_report
 from matrix.runner import Cell, Runner
+from matrix.sandbox import sandbox
 from matrix.store import Store, load_frame
 from matrix.versions import apply_selection
 
@@ -72,3 +76,25 @@ def test_go_tolerance_unknown_event_surfaced_retyped_field_loses_the_event(tmp_p
     assert got["event.unknown-type"]["detail"]["observed"]["mutated"]["type"] == "compat_matrix.unknown_event"
     assert got["field.type-change"]["outcome"] == "lost"
     assert all(r["detail"]["observed"]["canary"] for r in got.values())
+
+
+def test_a_start_still_waiting_on_an_exited_cli_is_stopped_by_the_watch(tmp_path: Path,
+                                                                         results: tuple[Path, str, str]) -> None:
+    """0.1.24's start() never notices a CLI that exits at once (as old CLIs do on flags they
+    do not know); with dead_cli the agent stops it a second after the exit, naming it."""
+    plan = Plan.model_validate({"families": {"copilot-go": {}}})
+    runner = Runner(plan, Store(tmp_path), cache_root(), proc.Reaper())
+    with contextlib.closing(runner):
+        agent = runner._make("sdk", "go-agent", MODULE, "0.1.24")
+        runner._ensure(agent)  # built by the fixture's run
+        cli = tmp_path / "copilot"  # a stand-in: this tests our watch, not the SDK
+        cli.write_text("#!/bin/sh\nexit 7\n")
+        cli.chmod(0o755)
+        cfg = {"cli_path": str(cli), "step_timeout": 20, "log_level": "error", "dead_cli": 1}
+        with sandbox(tmp_path / "box") as box:
+            res = proc.run(proc.Request((str(agent.binary), json.dumps(cfg)), box.env, box.root, timeout=60))
+    report = parse_report(res.stdout)
+    assert report is not None, res.stderr
+    start = next(s for s in report.steps if s.name == "start")
+    assert start.error is not None and start.error.type == "CliExitedUnnoticed" and start.error.timeout
+    assert "exit 7" in start.error.message and start.seconds < 10

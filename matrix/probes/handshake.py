@@ -41,6 +41,14 @@ class HandshakeCell:
     def python_agent(self, venv: UvVenv) -> AgentCommand:
         return python_agent(venv, self.warm, FAMILIES[self.family].preload)
 
+    def run_agent(self, agent: str, command: AgentCommand, cli: CliInstall, runtime: Runtime,
+                  reaper: proc.Reaper | None, **cfg: Any) -> AgentRun:
+        """One handshake agent run with this cell's deadlines and relay; ``cfg``: what the
+        family's agent reads besides the settings every handshake agent shares."""
+        shared = {"step_timeout": self.call_timeout, "log_level": "error", "dead_cli": self.dead_cli}
+        return run_agent(agent, {**shared, **cfg}, command, cli, runtime, self.probe_timeout, self.grace,
+                         self.scratch, reaper, use_shim=self.use_shim, transcript=self.transcript)
+
 
 def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
               runtime: Runtime, cli: CliInstall, extra: dict[str, Any] | None = None) -> Row:
@@ -101,19 +109,15 @@ def run_python_handshake(
     cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
     reaper: proc.Reaper | None = None,
 ) -> Row:
-    cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "dead_cli": cell.dead_cli}
-    run = run_agent("copilot_python_handshake.py", cfg, cell.python_agent(venv), cli, runtime, cell.probe_timeout,
-                    cell.grace, cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
+    run = cell.run_agent("copilot_python_handshake.py", cell.python_agent(venv), cli, runtime, reaper)
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
     return build_row(cell, "handshake", "", run, verdict, runtime, cli)
 
 
 def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
                        reaper: proc.Reaper | None = None) -> Row:
-    cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "sdk_dir": str(sdk.package_dir)}
-    run = run_agent("copilot_node_handshake.mjs", cfg, node_agent(sdk.runtime.node), cli, runtime,
-                    cell.probe_timeout, cell.grace, cell.scratch, reaper, use_shim=cell.use_shim,
-                    transcript=cell.transcript)
+    run = cell.run_agent("copilot_node_handshake.mjs", node_agent(sdk.runtime.node), cli, runtime, reaper,
+                         sdk_dir=str(sdk.package_dir))
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
     extra: dict[str, Any] = {"sdk_runtime": sdk.runtime.label, "sdk_import_failures": sdk.import_failures}
     if run.report:
@@ -137,9 +141,7 @@ def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runti
     ``crashed`` with the compiler's messages (the SDK's API changed under the agent)."""
     if agent.build_errors is not None:
         return compile_error_row(cell, "handshake", "", agent, cli, runtime)
-    cfg = {"step_timeout": cell.call_timeout, "log_level": "error", "sdk_dir": agent.module_dir}
-    run = run_agent("", cfg, AgentCommand((str(agent.binary),)), cli, runtime, cell.probe_timeout, cell.grace,
-                    cell.scratch, reaper, use_shim=cell.use_shim, transcript=cell.transcript)
+    run = cell.run_agent("", AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.module_dir)
     verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
     extra: dict[str, Any] = {"go_variant": (agent.location / "variant.txt").read_text()
                              if (agent.location / "variant.txt").exists() else None}

@@ -14,6 +14,9 @@ export const PREFIX = "@@compat-matrix-report@@ ";
 const PKG = "@github/copilot-sdk";
 export const cfg = JSON.parse(process.argv[2] || "{}");
 export const STEP_MS = Number(cfg.step_timeout ?? 35) * 1000;
+// timeouts.dead_cli: stop a call still waiting this long after every process the SDK
+// spawned has exited (0: off). Old releases never notice a CLI that refused their flags.
+const DEAD_CLI_MS = Number(cfg.dead_cli ?? 0) * 1000;
 export const report = { schema: 1, sdk_name: PKG, steps: [], warnings: [], declared: {}, api: {}, launched: [],
                  node: process.version, node_warnings: [], uncaught: [],
                  // Names only: the harness checks that no credential-like variable reached the SDK.
@@ -59,16 +62,46 @@ export function jsonable(v) {
   }
 }
 
-export async function step(name, make) {
+class CliExitedUnnoticed extends Error {}
+
+// How every process the SDK spawned ended ("pid 7: exit 1"), or null while one still runs
+// (or none was spawned). Node reaps them itself and keeps each one's exit on its object.
+function cliExits() {
+  if (!spawned.length || spawned.some((c) => c.exitCode === null && c.signalCode === null)) return null;
+  return spawned.map((c) => `pid ${c.pid}: ${c.signalCode ? `signal ${c.signalCode}` : `exit ${c.exitCode}`}`)
+    .join(", ");
+}
+
+// Rejects ``fail`` once every spawned process has been gone DEAD_CLI_MS while the call waits.
+function watchCli(name, fail) {
+  let goneSince = null;
+  return setInterval(() => {
+    const exits = cliExits();
+    if (exits === null) {
+      goneSince = null;
+      return;
+    }
+    goneSince ??= performance.now();
+    const waited = performance.now() - goneSince;
+    if (waited >= DEAD_CLI_MS) {
+      fail(Object.assign(new CliExitedUnnoticed(`${name} still waiting ${(waited / 1000).toFixed(1)}s after the CLI `
+        + `exited (${exits}); stopped after ${DEAD_CLI_MS / 1000}s, the SDK had not noticed`), { harnessTimeout: true }));
+    }
+  }, 250);
+}
+
+// ``watch``: false for stop and force_stop, where the CLI is meant to exit.
+export async function step(name, make, watch = true) {
   progress(`step ${name}`);
   const entry = { name, ok: false };
   report.steps.push(entry);
   const t0 = performance.now();
-  let timer;
+  let timer, watcher;
   try {
     const deadline = new Promise((_, reject) => {
       timer = setTimeout(() => reject(Object.assign(new Error(`${name} did not settle within ${STEP_MS / 1000}s`),
         { harnessTimeout: true })), STEP_MS);
+      if (DEAD_CLI_MS && watch) watcher = watchCli(name, reject);
     });
     const result = await Promise.race([Promise.resolve().then(make), deadline]);
     entry.ok = true;
@@ -79,6 +112,7 @@ export async function step(name, make) {
     return undefined;
   } finally {
     clearTimeout(timer);
+    clearInterval(watcher);
     entry.seconds = Math.round(performance.now() - t0) / 1000;
   }
 }
@@ -162,7 +196,7 @@ export async function openClient() {
 // Always stop (before 1.0.13 a failed start leaves the CLI running until stop()), and record
 // what the SDK spawned.
 export async function stopClient(client) {
-  const stopped = await step("stop", () => client.stop());
+  const stopped = await step("stop", () => client.stop(), false);
   const stop = report.steps.at(-1);
   if (stop.ok && Array.isArray(stopped) && stopped.length) {
     // stop() resolves to the errors it met instead of throwing them (every release).
@@ -170,7 +204,7 @@ export async function stopClient(client) {
     stop.error = { type: "StopErrors", module: PKG, traceback: "", timeout: false,
                    message: stopped.map((e) => e?.message ?? String(e)).join("; ").slice(0, 4000) };
   }
-  if (!stop.ok && typeof client.forceStop === "function") await step("force_stop", () => client.forceStop());
+  if (!stop.ok && typeof client.forceStop === "function") await step("force_stop", () => client.forceStop(), false);
   report.launched = spawned.map((c) => [...(c.spawnargs ?? [])].join(" "));
 }
 

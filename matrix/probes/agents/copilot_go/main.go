@@ -46,6 +46,7 @@ type config struct {
 	SDKDir      string  `json:"sdk_dir"`
 	Rule        string  `json:"rule"`       // set: the tolerance probe (tolerance.go), not the handshake
 	EventWait   float64 `json:"event_wait"` // tolerance: seconds to wait for the canary event
+	DeadCLI     float64 `json:"dead_cli"`   // handshake: see watch.go
 }
 
 type errInfo struct {
@@ -134,27 +135,43 @@ func call(name string, timeout time.Duration, fn func(ctx context.Context) (any,
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case o := <-done:
-		s.Seconds = round(time.Since(t0).Seconds())
-		if o.err != nil {
-			s.Error = errorInfo(o.err)
-			if p, ok := o.err.(*panicErr); ok {
-				s.Error.Type, s.Error.Traceback = "panic", p.stack
+	var tick <-chan time.Time
+	if watch != nil && name != "stop" && name != "force_stop" { // there the CLI is meant to exit
+		ticker := time.NewTicker(250 * time.Millisecond)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	for {
+		select {
+		case <-tick:
+			if watch.poll() {
+				s.Seconds = round(time.Since(t0).Seconds())
+				s.Error = watch.failure(name)
+				cancel()
+				return nil, false
 			}
-			if errors.Is(o.err, context.DeadlineExceeded) {
-				s.Error.Timeout, s.Error.Source = true, "sdk"
+			continue
+		case o := <-done:
+			s.Seconds = round(time.Since(t0).Seconds())
+			if o.err != nil {
+				s.Error = errorInfo(o.err)
+				if p, ok := o.err.(*panicErr); ok {
+					s.Error.Type, s.Error.Traceback = "panic", p.stack
+				}
+				if errors.Is(o.err, context.DeadlineExceeded) {
+					s.Error.Timeout, s.Error.Source = true, "sdk"
+				}
+				return o.res, false
 			}
-			return o.res, false
+			s.OK, s.Result = true, jsonable(o.res)
+			return o.res, true
+		case <-timer.C:
+			s.Seconds = round(time.Since(t0).Seconds())
+			s.Error = &errInfo{Type: "TimeoutError", Timeout: true, Source: "harness",
+				Message: fmt.Sprintf("%s did not settle within %.0fs (harness deadline)", name, timeout.Seconds())}
+			cancel() // tell the SDK we gave up; the goroutine is abandoned
+			return nil, false
 		}
-		s.OK, s.Result = true, jsonable(o.res)
-		return o.res, true
-	case <-timer.C:
-		s.Seconds = round(time.Since(t0).Seconds())
-		s.Error = &errInfo{Type: "TimeoutError", Timeout: true, Source: "harness",
-			Message: fmt.Sprintf("%s did not settle within %.0fs (harness deadline)", name, timeout.Seconds())}
-		cancel() // tell the SDK we gave up; the goroutine is abandoned
-		return nil, false
 	}
 }
 
@@ -397,6 +414,9 @@ func run() {
 		cfg.StepTimeout = 30
 	}
 	timeout := time.Duration(cfg.StepTimeout * float64(time.Second))
+	if cfg.DeadCLI > 0 && cfg.Rule == "" {
+		watch = &cliWatch{grace: time.Duration(cfg.DeadCLI * float64(time.Second)), seen: map[int]string{}}
+	}
 	names := []string{}
 	for _, kv := range os.Environ() {
 		names = append(names, strings.SplitN(kv, "=", 2)[0])
