@@ -13,6 +13,7 @@ import pytest
 from matrix import proc
 from matrix.cache import cache_root
 from matrix.config import Plan
+from matrix.envs import GoAgent
 from matrix.products import FAMILIES
 from matrix.registry import Discovery
 from matrix.report_schema import parse_report
@@ -86,6 +87,7 @@ def test_a_start_still_waiting_on_an_exited_cli_is_stopped_by_the_watch(tmp_path
     runner = Runner(plan, Store(tmp_path), cache_root(), proc.Reaper())
     with contextlib.closing(runner):
         agent = runner._make("sdk", "go-agent", MODULE, "0.1.24")
+        assert isinstance(agent, GoAgent)
         runner._ensure(agent)  # built by the fixture's run
         cli = tmp_path / "copilot"  # a stand-in: this tests our watch, not the SDK
         cli.write_text("#!/bin/sh\nexit 7\n")
