@@ -28,12 +28,14 @@ from . import proc
 from .cache import dir_size, locked
 from .errors import InfraError, UninstallableError, UserError
 from .gotool import go_command
+from .npm_optional import not_served
 from .sandbox import install_env
 
 __all__ = ["BACKENDS", "Environment", "NpmPrefix", "UvVenv", "evict", "make_env", "with_retries"]
 
 FINGERPRINT = ".compat-matrix-env.json"
 LAST_USED = ".compat-matrix-last-used"
+OPTIONAL_NOT_SERVED = ".compat-matrix-optional-not-served.json"
 
 # Registry answers meaning "this exact thing can no longer be had", as opposed to a network
 # or disk failure on our side.
@@ -253,6 +255,28 @@ class NpmPrefix(Environment):
                                  "--no-save", "--loglevel=error", "--cache", str(cache)], _NPM_GONE)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
+        self._check_optional()
+
+    def _check_optional(self) -> list[str]:
+        raw = self.package_json().get("optionalDependencies")
+        declared = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        found = not_served(self.location / "node_modules", declared, f"installing {self.package}=={self.version}")
+        (self.location / OPTIONAL_NOT_SERVED).write_text(json.dumps(found))
+        return found
+
+    def optional_not_served(self) -> list[str]:
+        """The optional dependencies the registry does not serve, so npm installed the
+        package without them (``matrix/npm_optional.py``)."""
+        try:
+            found = json.loads((self.location / OPTIONAL_NOT_SERVED).read_text())
+            return [str(x) for x in found]
+        except (OSError, ValueError, TypeError):
+            pass
+        try:  # installed before this was checked
+            return self._check_optional()
+        except InfraError:
+            self._fp_file.unlink(missing_ok=True)  # not whole: the next use installs it again
+            raise
 
 
 _GO_GONE = re.compile(r"(403 Forbidden|404 Not Found|410 Gone|not available|unknown revision|invalid version)")

@@ -297,10 +297,11 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
     released = data.releases.get(family, {}).get("cli", {}).get(cli)
     works = working_ranges(data.frame, family, cli=cli)
     failures: dict[str, str] = {}
+    not_served: list[str] = []
     for d in rows["detail"]:
-        if isinstance(d, dict) and d.get("runtime_failures"):
-            failures = d["runtime_failures"]
-            break
+        if isinstance(d, dict):
+            failures = failures or d.get("runtime_failures") or {}
+            not_served = not_served or d.get("optional_not_served") or []
     lines = [*_WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
              "| property | value |", "|---|---|",
              f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
@@ -309,6 +310,12 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
     if failures:
         lines += ["Runtimes that could not start it (`--version`):", ""]
         lines += [f'- {esc(k)}: <code>{esc(v[:300])}</code>' for k, v in failures.items()]
+        lines.append("")
+    if not_served:
+        lines += ["Installed without the optional packages below: the registry does not serve them, so npm left "
+                  "them out (as it does for every user of that registry) and the CLI ran without them (its "
+                  "`npm-loader.js` falls back to the JavaScript build when the native binary is missing):", ""]
+        lines += [f"- <code>{esc(x)}</code>" for x in not_served]
         lines.append("")
     sdk_ranges = _ranges_text(works, fam.sdk_package, _spec(fam.sdk_ecosystem))
     lines += ["## SDK versions that work with it", "", sdk_ranges, "",

@@ -56,6 +56,17 @@ def test_cli_page_lists_launch_flags(tmp_path: Path) -> None:
     assert "--headless --stdio" in text and "github-copilot-sdk==1.0.0" in text
 
 
+def test_cli_page_names_what_the_registry_did_not_serve(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    for cli, missing in (("1.0.7", ["@github/copilot-linux-x64@1.0.7"]), ("1.0.60", [])):
+        store.append(Row(family="copilot-python", sdk_version="1.0.0", cli_version=cli, probe="handshake",
+                         outcome="compatible", detail={"optional_not_served": missing}))
+    frame, _ = load_frame(tmp_path / "r")
+    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.7")
+    assert "<code>@github/copilot-linux-x64@1.0.7</code>" in text and "JavaScript build" in text
+    assert "registry does not serve" not in cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
+
+
 def notebook(tmp_path: Path, code: str) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

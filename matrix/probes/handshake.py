@@ -69,6 +69,7 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         warnings=[redact(w) for w in report.warnings][:20] if report else [],
         agent_stderr_tail=redact(res.stderr[-2000:]),
         runtime_failures=cli.runtime_failures,
+        optional_not_served=list(cli.not_served),
         home_files=run.home_files[:50],
         agent_env_names=report.extra.get("env_names") if report else None,
         **(extra or {}),

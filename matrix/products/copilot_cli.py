@@ -3,7 +3,8 @@ launcher every probe points the SDK at.
 
 The runtime is measured, not looked up: each runtime we can provide is tried with
 ``--version`` in a sandbox, oldest first, and the first that answers is recorded in the
-prefix. Some releases ship no native binary and their JS entry refuses Node 20."""
+prefix. A release installed without its native binary (the registry does not serve it,
+``matrix/npm_optional.py``) runs its JS build, which refuses Node 20."""
 
 from __future__ import annotations
 
@@ -50,6 +51,9 @@ class CliInstall:
     version_output: str
     runtime_failures: dict[str, str]
     seed: Seed | None = None  # its first-launch unpack, shared read-only by every cell
+    # Optional packages (the native binary) the registry does not serve: npm installed the
+    # CLI without them and its loader runs the JavaScript fallback.
+    not_served: tuple[str, ...] = ()
 
 
 def bin_entry(prefix: NpmPrefix) -> Path:
@@ -106,8 +110,10 @@ def prepare_cli(
         text = (res.stdout + res.stderr).strip()
         return ("timed out" if res.timed_out else f"exit {res.returncode}: ") + text[-600:], ""
 
+    not_served = tuple(prefix.optional_not_served())
     chosen, failures, output = first_runtime(prefix.location / RUNTIME_FILE, runtimes, version)
-    return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout))
+    return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout),
+                      not_served)
 
 
 def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:
