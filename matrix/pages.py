@@ -298,15 +298,21 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
     works = working_ranges(data.frame, family, cli=cli)
     failures: dict[str, str] = {}
     not_served: list[str] = []
+    reports_as: str | None = None
     for d in rows["detail"]:
         if isinstance(d, dict):
             failures = failures or d.get("runtime_failures") or {}
             not_served = not_served or d.get("optional_not_served") or []
+            reports_as = reports_as or d.get("cli_reports_itself_as")
     lines = [*_WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
              "| property | value |", "|---|---|",
              f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
              f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",
-             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |", ""]
+             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |"]
+    if reports_as:
+        lines.append(f"| version it reports in `status.get` (to the SDKs and to a client with no SDK) | "
+                     f"{esc(reports_as)}, not {esc(cli)}: it misreports its version |")
+    lines.append("")
     if failures:
         lines += ["Runtimes that could not start it (`--version`):", ""]
         lines += [f'- {esc(k)}: <code>{esc(v[:300])}</code>' for k, v in failures.items()]

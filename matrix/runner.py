@@ -34,7 +34,7 @@ from .probes.cosmo import run_cosmo
 from .probes.handshake import HandshakeCell, run_go_handshake, run_node_handshake, run_python_handshake
 from .probes.tolerance import run_go_tolerance, run_node_tolerance, run_python_tolerance
 from .products import FAMILIES
-from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli
+from .products.copilot_cli import CliInstall, Runtime, RuntimeSource, prepare_cli, self_reported_version
 from .products.node_sdk import NodeSdk, prepare_node_sdk
 from .sandbox import install_env
 from .schedule import Prefetcher, Slots, Uses, Window
@@ -46,7 +46,9 @@ __all__ = ["NO_CLI", "Cell", "Runner", "pending"]
 
 UNINSTALLABLE_TTL = 7 * 24 * 3600
 NO_CLI = "none"  # cli_version of a tolerance cell whose SDK version has no compatible CLI
-RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value}
+# Never verdicts, so an incremental run measures them again: an infrastructure failure, or a
+# cell our side could not judge (a shared tree modified, a CLI that answered for another).
+RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value}
 
 
 class _Evicted(Exception):
@@ -66,7 +68,7 @@ class Cell:
 
 
 def pending(cells: Iterable[Cell], rows: Iterable[Row], force: bool) -> list[Cell]:
-    """Cells not yet measured by this harness version (infra errors are re-measured)."""
+    """Cells not yet measured by this harness version (infra and harness errors are measured again)."""
     if force:
         return list(cells)
     done = {r.key() for r in rows if r.harness_version == HARNESS_VERSION
@@ -94,6 +96,7 @@ class Runner:
         self._failures: dict[tuple[str, str, str], Exception] = {}
         self._clis: dict[str, tuple[object, CliInstall]] = {}  # version -> (its install's time, prepared)
         self._node_sdks: dict[Path, NodeSdk] = {}
+        self._cli_says_cache: dict[str, tuple[CliInstall, str | None]] = {}
         self._runtime_cache: dict[str, Runtime] = {}
         self._lock = threading.Lock()
         self._key_locks: dict[object, threading.Lock] = {}
@@ -299,8 +302,18 @@ class Runner:
                                                                     timeout=self.plan.timeouts.probe)
             return self._node_sdks[prefix.location]
 
+    def _cli_says(self, cli: CliInstall, runtime: Runtime) -> str | None:
+        """What ``cli`` reports as its version to a client with no SDK: asked once per install,
+        and only when a cell's SDK saw another version than the one installed."""
+        with self._key_lock(("cli-says", cli.version)):
+            known = self._cli_says_cache.get(cli.version)
+            if known is None or known[0] is not cli:
+                known = cli, self_reported_version(cli, runtime, self.scratch, self.plan.timeouts.probe)
+                self._cli_says_cache[cli.version] = known
+            return known[1]
+
     def _run_probe(self, cell: Cell, sdk: Environment, cli: CliInstall, runtime: Runtime) -> Row:
-        hs = self._cell_spec(cell)
+        hs = replace(self._cell_spec(cell), cli_says=functools.partial(self._cli_says, cli, runtime))
         if isinstance(sdk, NpmPrefix) and cell.probe == "handshake":
             return run_node_handshake(hs, self._node_sdk(sdk), cli, runtime, self.reaper)
         if isinstance(sdk, GoAgent) and cell.probe == "handshake":

@@ -67,6 +67,15 @@ def test_cli_page_names_what_the_registry_did_not_serve(tmp_path: Path) -> None:
     assert "registry does not serve" not in cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
 
 
+def test_cli_page_says_when_the_cli_misreports_its_version(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    store.append(Row(family="copilot-python", sdk_version="1.0.0", cli_version="1.0.81", probe="handshake",
+                     outcome="compatible", detail={"cli_reports_itself_as": "0.0.1"}))
+    frame, _ = load_frame(tmp_path / "r")
+    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.81")
+    assert "| 0.0.1, not 1.0.81: it misreports its version |" in text
+
+
 def notebook(tmp_path: Path, code: str) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

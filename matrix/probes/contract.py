@@ -37,7 +37,7 @@ def run_python_contract(cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runt
     cfg = {"step_timeout": cell.call_timeout}
     run = run_agent("copilot_python_contract.py", cfg, cell.python_agent(venv), cli, runtime, cell.probe_timeout,
                     cell.grace, cell.scratch, reaper)
-    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
     contract = run.report.extra.get("contract", {}) if run.report else {}
     return build_row(cell, "contract", "", run, verdict, runtime, cli,
                      extra={"contract": judge(contract, list(run.result.leftovers), run.home_files)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,9 +38,21 @@ class HandshakeCell:
     transcript: Path | None = None
     warm: ForkServers | None = field(default=None, compare=False)  # warm starts for Python agents
     dead_cli: float | None = None  # see Timeouts.dead_cli
+    # What this cell's CLI says its version is when asked with no SDK (asked only if needed).
+    cli_says: Callable[[], str | None] | None = field(default=None, compare=False)
 
     def python_agent(self, venv: UvVenv) -> AgentCommand:
         return python_agent(venv, self.warm, FAMILIES[self.family].preload)
+
+    def expected_cli(self, run: AgentRun) -> str:
+        """The version our CLI reports: the one installed or, when the SDK saw another after
+        starting our launcher exactly once, the one the CLI also gives a client with no SDK
+        (it misreports its version; the SDK did run ours)."""
+        seen = run.report.observed_cli_version if run.report else None
+        if (seen and seen != self.cli_version and len(run.launches) == 1 and self.cli_says is not None
+                and self.cli_says() == seen):
+            return seen
+        return self.cli_version
 
     def run_agent(self, agent: str, command: AgentCommand, cli: CliInstall, runtime: Runtime,
                   reaper: proc.Reaper | None, **cfg: Any) -> AgentRun:
@@ -70,6 +83,7 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         agent_stderr_tail=redact(res.stderr[-2000:]),
         runtime_failures=cli.runtime_failures,
         optional_not_served=list(cli.not_served),
+        cli_reports_itself_as=None if cell.expected_cli(run) == cell.cli_version else cell.expected_cli(run),
         home_files=run.home_files[:50],
         agent_env_names=report.extra.get("env_names") if report else None,
         **(extra or {}),
@@ -111,7 +125,7 @@ def run_python_handshake(
     reaper: proc.Reaper | None = None,
 ) -> Row:
     run = cell.run_agent("copilot_python_handshake.py", cell.python_agent(venv), cli, runtime, reaper)
-    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
     return build_row(cell, "handshake", "", run, verdict, runtime, cli)
 
 
@@ -119,7 +133,7 @@ def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runti
                        reaper: proc.Reaper | None = None) -> Row:
     run = cell.run_agent("copilot_node_handshake.mjs", node_agent(sdk.runtime.node), cli, runtime, reaper,
                          sdk_dir=str(sdk.package_dir))
-    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
     extra: dict[str, Any] = {"sdk_runtime": sdk.runtime.label, "sdk_import_failures": sdk.import_failures}
     if run.report:
         extra.update(spawned=run.report.launched[:5], uncaught=(run.report.extra.get("uncaught") or [])[:5],
@@ -143,7 +157,7 @@ def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runti
     if agent.build_errors is not None:
         return compile_error_row(cell, "handshake", "", agent, cli, runtime)
     run = cell.run_agent("", AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.module_dir)
-    verdict = classify_handshake(run.report, run.result, cell.cli_version, run.launches)
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
     extra: dict[str, Any] = {"go_variant": (agent.location / "variant.txt").read_text()
                              if (agent.location / "variant.txt").exists() else None}
     if run.report:

@@ -20,10 +20,10 @@ from ..cache import dir_size
 from ..envs import NpmPrefix
 from ..errors import InfraError
 from ..sandbox import sandbox
-from .cli_seed import Seed, make_seed
+from .cli_seed import Seed, make_seed, plant
 
 __all__ = ["CliInstall", "Runtime", "RuntimeSource", "first_runtime", "prepare_cli", "read_launches",
-           "write_launcher"]
+           "self_reported_version", "write_launcher"]
 
 _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
 RUNTIME_FILE = ".compat-matrix-runtime.json"
@@ -114,6 +114,21 @@ def prepare_cli(
     chosen, failures, output = first_runtime(prefix.location / RUNTIME_FILE, runtimes, version)
     return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout),
                       not_served)
+
+
+def self_reported_version(cli: CliInstall, runtime: Runtime, scratch: Path, timeout: float) -> str | None:
+    """What the CLI answers to `status.get` when asked with no SDK (``matrix/cli_status.py``),
+    in a sandbox like a cell's; None when it does not answer."""
+    script = Path(__file__).parent.parent / "cli_status.py"
+    with sandbox(scratch, path_dirs=[runtime.node.parent]) as box:
+        plant(cli.seed, box.home)
+        res = proc.run(proc.Request((proc.harness_python(), "-I", str(script), str(runtime.node), str(cli.entry)),
+                                    box.env, box.root, timeout=timeout))
+    try:
+        version = json.loads(res.stdout.strip().splitlines()[-1])["version"]
+    except (ValueError, IndexError, KeyError, TypeError):
+        return None
+    return str(version) if version else None
 
 
 def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:
