@@ -18,7 +18,6 @@ for a whole history).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -32,26 +31,8 @@ from matrix.config import Plan
 from matrix.products.cli_seed import Seed, plant
 from matrix.runner import Cell, Runner
 from matrix.sandbox import sandbox
+from matrix.shim import encode, read_frame
 from matrix.store import Store
-
-
-def frame(msg: dict[str, object]) -> bytes:
-    body = json.dumps(msg).encode()
-    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-
-
-def read_message(stream: subprocess.Popen[bytes]) -> dict[str, object]:
-    assert stream.stdout is not None
-    length = 0
-    while True:
-        line = stream.stdout.readline()
-        if not line:
-            raise RuntimeError("the CLI closed its output before answering")
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(stream.stdout.read(length))  # type: ignore[no-any-return]
 
 
 def raw_handshake(node: Path, entry: Path, seed: Seed | None, scratch: Path) -> float:
@@ -63,11 +44,15 @@ def raw_handshake(node: Path, entry: Path, seed: Seed | None, scratch: Path) -> 
                                   "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, env=box.env, cwd=box.root, start_new_session=True)
         assert child.stdin is not None
-        child.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"message": "bench"}}))
+        assert child.stdout is not None
+        child.stdin.write(encode({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"message": "bench"}}))
         child.stdin.flush()
         while True:
-            msg = read_message(child)
-            if msg.get("id") == 1:
+            answer = read_frame(child.stdout)
+            if answer is None:
+                raise RuntimeError("the CLI closed its output before answering")
+            msg = answer.message()
+            if msg is not None and msg.get("id") == 1:
                 break
         child.stdin.close()
         try:

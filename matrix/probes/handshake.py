@@ -66,6 +66,7 @@ class HandshakeCell:
 def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
               runtime: Runtime, cli: CliInstall, extra: dict[str, Any] | None = None) -> Row:
     report, res, launches = run.report, run.result, run.launches
+    expected = cell.expected_cli(run)
     if run.seed_modified:  # another cell's state may have leaked into this one: no verdict
         verdict = Verdict(Outcome.HARNESS_ERROR, ErrorInfo(
             "SharedStateModified", "the CLI wrote into the unpacked package shared between cells; the tree is "
@@ -83,7 +84,7 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         agent_stderr_tail=redact(res.stderr[-2000:]),
         runtime_failures=cli.runtime_failures,
         optional_not_served=list(cli.not_served),
-        cli_reports_itself_as=None if cell.expected_cli(run) == cell.cli_version else cell.expected_cli(run),
+        cli_reports_itself_as=None if expected == cell.cli_version else expected,
         home_files=run.home_files[:50],
         agent_env_names=report.extra.get("env_names") if report else None,
         **(extra or {}),
