@@ -9,6 +9,6 @@ except PackageNotFoundError:  # running from a source tree without an install
 
 # Bumped whenever a change could alter a verdict (agent, classification, sandbox).
 # Rows measured by another harness version are re-measured by an incremental run.
-HARNESS_VERSION = "3"
+HARNESS_VERSION = "4"
 
 __all__ = ["HARNESS_VERSION", "__version__"]

@@ -5,17 +5,37 @@ measured only as an infra/harness error, is unknown and never counted as working
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from .ecosystems import Run, get
 from .outcomes import Outcome
+from .products import FAMILIES
 from .versions import sort_key
 
-__all__ = ["Range", "handshake", "npm_spec", "pip_spec", "ranges", "working_ranges"]
+__all__ = ["Range", "after_stop_text", "handshake", "leak_ranges", "leaves_running", "pin_lines", "ranges",
+           "working_ranges"]
 
 WORKS = {Outcome.COMPATIBLE.value}
 CONNECTS = {Outcome.COMPATIBLE.value, Outcome.DEGRADED.value}
+LEFT_RUNNING = "LeftRunning"  # classify.LEFT_RUNNING: a cell degraded only by what stop() left
+
+
+def leaves_running(frame: pd.DataFrame) -> pd.Series:
+    """Cells that connected and answered everything, but whose SDK left a process it started
+    running after stop(): usable, and not what a careful user would pin first."""
+    return (frame["outcome"] == Outcome.DEGRADED.value) & (frame["error_type"] == LEFT_RUNNING)
+
+
+def after_stop_text(leaked: object, seconds: object) -> str:
+    """What stop() left, in a few words: "left copilot running", "gone in 0.31 s", or ""."""
+    if isinstance(leaked, (list, tuple)) and leaked:
+        return f"left {', '.join(map(str, leaked))} running"
+    if isinstance(seconds, (int, float)) and seconds == seconds:
+        return f"gone in {float(seconds):.2f} s"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -60,28 +80,40 @@ def ranges(axis: list[str], good: set[str]) -> list[Range]:
 def working_ranges(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None,
                    outcomes: set[str] = WORKS) -> list[Range]:
     """For an SDK version: the CLI ranges with an outcome in ``outcomes``; or the reverse."""
+    return _ranges_where(frame, family, sdk, cli, lambda part: part["outcome"].isin(outcomes))
+
+
+def leak_ranges(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None) -> list[Range]:
+    """The ranges that work except that stop() leaves a process running (``leaves_running``)."""
+    return _ranges_where(frame, family, sdk, cli, leaves_running)
+
+
+def _ranges_where(frame: pd.DataFrame, family: str, sdk: str | None, cli: str | None,
+                  good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
     sub = handshake(frame, family)
-    if sdk is not None:
-        part = sub[sub["sdk_version"] == sdk]
-        axis = sorted_versions(part["cli_version"])
-        good = set(part[part["outcome"].isin(outcomes)]["cli_version"])
-    else:
-        part = sub[sub["cli_version"] == cli]
-        axis = sorted_versions(part["sdk_version"])
-        good = set(part[part["outcome"].isin(outcomes)]["sdk_version"])
-    return ranges(axis, good)
+    this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
+    part = sub[sub[this] == (sdk if sdk is not None else cli)]
+    return ranges(sorted_versions(part[other]), set(part[good(part)][other]))
 
 
-def npm_spec(package: str, r: Range) -> str:
-    if r.first == r.last:
-        return f"{package}@{r.first}"
-    return f'"{package}@>={r.first} <={r.last}"'
-
-
-def pip_spec(package: str, r: Range) -> str:
-    if r.first == r.last:
-        return f"{package}=={r.first}"
-    return f'"{package}>={r.first},<={r.last}"'
+def pin_lines(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None,
+              leaky: bool = False) -> list[str]:
+    """For an SDK version, what to write down to stay on CLIs that work with it; for a CLI
+    version, the same of SDKs; each in the other side's ecosystem's own syntax (pip
+    specifiers, npm ranges, a Go ``require`` with ``exclude`` lines). ``leaky``: the versions
+    that work except that stop() leaves a process running, instead of the clean ones."""
+    fam = FAMILIES[family]
+    eco, package = (get(fam.cli_ecosystem), fam.cli_package) if sdk is not None else \
+        (get(fam.sdk_ecosystem), fam.sdk_package)
+    rs = leak_ranges(frame, family, sdk, cli) if leaky else working_ranges(frame, family, sdk, cli)
+    if not rs:
+        return []
+    sub = handshake(frame, family)
+    this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
+    axis = sorted_versions(sub[sub[this] == (sdk if sdk is not None else cli)][other])
+    good = {v for r in rs for v in r.versions}
+    inside = axis[axis.index(rs[0].first):axis.index(rs[-1].last) + 1]
+    return eco.pin(package, [Run(r.first, r.last) for r in rs], [v for v in inside if v not in good])
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pandas as pd
 from rich.console import Console
 
 from . import proc
-from .analysis import handshake, npm_spec, pip_spec, sorted_versions, working_ranges
+from .analysis import handshake, pin_lines, sorted_versions
 from .bisect import bisect_gap, gaps
 from .cache import cache_root
 from .config import Plan
@@ -53,14 +53,6 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  sdk {c.sdk_version:>8} × cli {c.cli_version:>8}  {c.verdict:<8} {c.reason}",
                       highlight=False, soft_wrap=True)
     return decision.exit_code
-
-
-def _ranges(frame: pd.DataFrame, family: str, sdk: str | None, cli: str | None) -> list[str]:
-    fam = FAMILIES[family]
-    if sdk is not None:
-        return [npm_spec(fam.cli_package, r) for r in working_ranges(frame, family, sdk=sdk)]
-    spec = npm_spec if fam.sdk_ecosystem == "npm" else pip_spec
-    return [spec(fam.sdk_package, r) for r in working_ranges(frame, family, cli=cli)]
 
 
 def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: Console) -> list[dict[str, Any]]:
@@ -108,16 +100,23 @@ def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = Non
         assert plan is not None
         boundaries = _bisect(args, plan, frame, console)
         frame = _frame(results)  # with the probed cells
-    specs = _ranges(frame, family, args.sdk, args.cli)
+    specs = pin_lines(frame, family, args.sdk, args.cli)
+    leaky = pin_lines(frame, family, args.sdk, args.cli, leaky=True)
     if args.json:
-        bare = [s.strip('"') for s in specs]  # the quotes are for a shell
-        print(json.dumps({"family": family, "sdk": args.sdk, "cli": args.cli, "works_with": bare,
-                          "boundaries": boundaries}, indent=1))
+        def bare(lines: list[str]) -> list[str]:
+            return [s.strip('"') for s in lines]  # the quotes are for a shell
+
+        print(json.dumps({"family": family, "sdk": args.sdk, "cli": args.cli, "works_with": bare(specs),
+                          "works_but_leaves_cli_running": bare(leaky), "boundaries": boundaries}, indent=1))
         return 0
     what = f"sdk {args.sdk}" if args.sdk else f"cli {args.cli}"
     console.print(f"{family} {what} works with (measured):" if specs else f"{family} {what}: nothing measured works")
     for s in specs:
         console.print(f"  {s}", highlight=False)
+    if leaky:
+        console.print("works, but stop() leaves the CLI running (prefer the above):")
+        for s in leaky:
+            console.print(f"  {s}", highlight=False)
     for b in boundaries:
         exact = "exactly" if b["exact"] else "somewhere"
         console.print(f"boundary {exact} between {b['last_like_low']} and {b['first_like_high']} "

@@ -26,7 +26,7 @@ from .heatmap import save_compare, save_heatmap
 from .notebooks import render_notebooks
 from .pages import SiteData, write_pages
 from .publish import roll
-from .report import REPORT_COLUMNS, records
+from .report import INTEGER_COLUMNS, REPORT_COLUMNS, records
 from .store import ROWS_FILE, load_frame, load_releases
 
 __all__ = ["BuildResult", "build_site"]
@@ -58,11 +58,12 @@ def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
 def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
     hs = frame[frame["probe"] == "handshake"]
     for family, part in hs.groupby("family"):
-        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol"]])
+        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol", "leaked"]])
         _draw_once(assets / f"heatmap-{family}.png", key,
                    partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)"))
     for cli_package, families in compared_families(frame).items():
-        key = _digest(hs[hs["family"].isin(families)][["family", "sdk_version", "cli_version", "outcome", "protocol"]])
+        key = _digest(hs[hs["family"].isin(families)][["family", "sdk_version", "cli_version", "outcome", "protocol",
+                                                        "leaked"]])
         _draw_once(assets / f"compare-{compare_slug(cli_package)}.png", key,
                    partial(save_compare, hs, families, f"{cli_package}: the SDKs side by side (number: negotiated "
                                                        "protocol)"))
@@ -88,8 +89,10 @@ def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
            "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
     flat = frame.copy()
-    for col in ("sdk_declared", "detail", "leftovers_killed", "repeats"):
+    for col in ("sdk_declared", "detail", "leftovers_killed", "leaked", "repeats"):
         flat[col] = flat[col].map(lambda v: json.dumps(v, default=str, sort_keys=True))
+    for col in INTEGER_COLUMNS:
+        flat[col] = flat[col].astype("Int64")
     flat.to_csv(out / "rows.csv", index=False)
     flat.to_parquet(out / "rows.parquet", index=False)
 

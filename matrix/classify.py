@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .outcomes import Outcome
 from .proc import Result
+from .redaction import process_label
 from .report_schema import AgentReport, ErrorInfo, Step
 
-__all__ = ["Verdict", "classify_handshake", "grade_message", "unmeasured"]
+__all__ = ["LEFT_RUNNING", "Verdict", "after_stop", "classify_handshake", "grade_message", "unmeasured"]
+
+LEFT_RUNNING = "LeftRunning"  # the error type of a cell whose SDK left a process running after stop()
 
 # The SDK explains a version/protocol mismatch.
 _REFUSAL = re.compile(
@@ -85,13 +89,33 @@ def _failed_start(err: ErrorInfo) -> Outcome:
     return Outcome.CRASHED
 
 
+def after_stop(report: AgentReport | None) -> dict[str, Any] | None:
+    """What the agent saw of the SDK's processes after stop() returned (None: not measured)."""
+    gone = report.extra.get("after_stop") if report else None
+    return gone if isinstance(gone, dict) else None
+
+
 def classify_handshake(
     report: AgentReport | None,
     res: Result,
     intended_cli: str,
     launches: list[list[str]],
 ) -> Verdict:
-    """``launches``: argv of every CLI start the wrapper saw (it logs each one)."""
+    """``launches``: argv of every CLI start the wrapper saw (it logs each one). A cell
+    that connected and answered, but whose SDK left a process it started running after
+    stop(), is ``degraded``: the design promises that stopping leaves no CLI behind."""
+    verdict = _classify(report, res, intended_cli, launches)
+    gone = after_stop(report)
+    leaked = [str(c) for c in (gone or {}).get("leaked") or []]
+    if verdict.outcome != Outcome.COMPATIBLE or not leaked:
+        return verdict
+    assert gone is not None
+    return Verdict(Outcome.DEGRADED, ErrorInfo(LEFT_RUNNING, (
+        f"left {process_label(leaked[0])} running after stop() (still alive {gone.get('wait')} s after stop() "
+        f"returned{f'; {len(leaked)} processes' if len(leaked) > 1 else ''})")), {"phase": "after stop"})
+
+
+def _classify(report: AgentReport | None, res: Result, intended_cli: str, launches: list[list[str]]) -> Verdict:
     if res.timed_out:
         last = [ln for ln in res.stderr.splitlines() if ln.startswith("[agent] ")]
         where = last[-1][8:] if last else "before the agent reported progress"

@@ -43,6 +43,9 @@ class Timeouts(_Strict):
     dead_cli: float | None = Field(default=None, gt=0)
     # Seconds the SDK gets to stop the CLI before the harness kills the group.
     stop_grace: float = Field(default=5.0, gt=0)
+    # Handshakes: after the SDK's stop() returns, the agent lives on as an application does and
+    # waits this long for every process the SDK started to be gone; one still alive is a leak.
+    leak: float = Field(default=5.0, gt=0)
 
 
 class RunSettings(_Strict):

@@ -4,6 +4,7 @@ negotiated protocol in the cell. Sized per cell so 50 x 110 stays readable."""
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from .versions import sort_key
 __all__ = ["compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
 
 _ORDER = list(OUTCOME_INFO)
+LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after stop()
+LEAK_TEXT = f"{LEAK_MARK} left a process running after stop()"
 _CODE = {o.value: i for i, o in enumerate(_ORDER)}
 _DARK = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE, Outcome.SURFACED, Outcome.FATAL,
          Outcome.KEPT}
@@ -43,6 +46,8 @@ def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], c
         proto: Any = rec.get("protocol")
         connected = o in (Outcome.COMPATIBLE, Outcome.DEGRADED)
         labels[(i, j)] = str(int(proto)) if connected and proto is not None and proto == proto else _MARK.get(o, "")
+        if _leaked(rec):
+            labels[(i, j)] += LEAK_MARK
     cmap = ListedColormap([OUTCOME_INFO[o][0] for o in _ORDER])
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(_ORDER) - 1, aspect="equal", interpolation="nearest")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
@@ -55,10 +60,21 @@ def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], c
     ax.tick_params(which="minor", length=0)
 
 
-def legend(ax: Axes, outcomes: set[str]) -> None:
+def _leaked(rec: Mapping[Any, Any]) -> bool:
+    leaked = rec.get("leaked")
+    return isinstance(leaked, (list, tuple, np.ndarray)) and len(leaked) > 0
+
+
+def legend(ax: Axes, outcomes: set[str], leaks: bool = False) -> None:
     present = [o for o in _ORDER if o.value in outcomes]
-    ax.legend(handles=[Patch(color=OUTCOME_INFO[o][0], label=o.value) for o in present],
-              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    handles = [Patch(color=OUTCOME_INFO[o][0], label=o.value) for o in present]
+    if leaks:
+        handles.append(Patch(color="none", label=LEAK_TEXT))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+
+
+def _any_leak(frame: pd.DataFrame) -> bool:
+    return "leaked" in frame and any(_leaked({"leaked": v}) for v in frame["leaked"])
 
 
 def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version", xlabel: str = "CLI version",
@@ -75,7 +91,7 @@ def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version"
     ax.set_xlabel(xlabel)
     ax.set_ylabel("SDK version")
     ax.set_title(title, fontsize=10)
-    legend(ax, set(frame["outcome"]))
+    legend(ax, set(frame["outcome"]), _any_leak(frame))
     fig.tight_layout()
     return fig
 
@@ -94,7 +110,8 @@ def compare_figure(frame: pd.DataFrame, families: list[str], title: str) -> Figu
         ax.set_title(family, loc="left", fontsize=9)
     axes[-1].set_xticks(range(len(clis)), clis, rotation=90, fontsize=7)
     axes[-1].set_xlabel("CLI version")
-    legend(axes[0], set(frame[frame["family"].isin(families)]["outcome"]))
+    shown = frame[frame["family"].isin(families)]
+    legend(axes[0], set(shown["outcome"]), _any_leak(shown))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -32,9 +32,11 @@ class Outcome(StrEnum):
 # (colour, one line of meaning). Colours are chosen to read in a heatmap and for
 # red/green colour-blind readers (blue/orange carry the main contrast).
 OUTCOME_INFO: dict[Outcome, tuple[str, str]] = {
-    Outcome.COMPATIBLE: ("#1a9850", "Started, negotiated, every call answered, stopped cleanly."),
+    Outcome.COMPATIBLE: ("#1a9850", "Started, negotiated, every call answered, stopped cleanly: nothing it "
+                                    "started was left running after stop()."),
     Outcome.DEGRADED: ("#a6d96a",
-                       "Connected, but a later call failed or the SDK warned and pinned down."),
+                       "Connected, but a later call failed, the SDK warned and pinned down, or stop() left a "
+                       "process the SDK started running."),
     Outcome.REFUSED: ("#fdae61",
                       "The SDK stopped with an error that explains the mismatch: the correct failure."),
     Outcome.LAUNCH_FAILED: ("#f46d43",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,14 +19,17 @@ from .analysis import (
     CONNECTS,
     WORKS,
     Range,
+    after_stop_text,
     handshake,
-    npm_spec,
-    pip_spec,
+    leak_ranges,
+    pin_lines,
     sort_by_version,
     sorted_versions,
     upgrade_advice,
     working_ranges,
 )
+from .ecosystems import get
+from .heatmap import LEAK_MARK, LEAK_TEXT
 from .outcomes import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES, Outcome
 from .products import FAMILIES
 from .store import Releases
@@ -77,7 +80,7 @@ def cli_slug(v: str) -> str:
 
 def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
     """Every row, sortable and filterable by the site's tables.js."""
-    head = ["family", "sdk", "cli", "outcome", "protocol", "observed CLI", "error", "seconds"]
+    head = ["family", "sdk", "cli", "outcome", "protocol", "observed CLI", "after stop()", "error", "seconds"]
     frame = sort_by_version(sort_by_version(frame, "cli_version"), "sdk_version").sort_values("family", kind="stable")
     out = ['<div class="cm-table-wrap">', '<table class="cm-table" data-cm-sortable>', "<thead><tr>"]
     out += [f"<th>{h}</th>" for h in head]
@@ -94,6 +97,7 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
             f'<td data-sort="{esc(r.outcome)}">{badge(str(r.outcome))}{flaky_mark(r)}</td>'
             f"<td>{_num(r.protocol)}</td>"
             f"<td>{esc(r.observed_cli_version)}</td>"
+            f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
             f'<td class="cm-msg" title="{esc(msg)}">{esc(excerpt)}</td>'
             f"<td>{_num(round(float(str(r.seconds)), 1))}</td>"
             "</tr>"
@@ -117,6 +121,12 @@ def legend() -> str:
         meaning = {o: OUTCOME_INFO[o][1].removeprefix("Tolerance: ").removeprefix("Promise check: ") for o in outcomes}
         rows = [f"| {badge(o.value)} | {esc(meaning[o])} |" for o in outcomes]
         parts.append(f"**{title}**\n\n| outcome | meaning |\n|---|---|\n" + "\n".join(rows))
+    leak = esc(LEAK_TEXT.removeprefix(LEAK_MARK).strip())
+    parts.insert(1, f"In the heatmaps, **{LEAK_MARK}** after a cell's number or letter: {leak} "
+                    "(still alive `timeouts.leak` seconds after `stop()` returned, the application still running). "
+                    "The Copilot SDK's version negotiation design promises that stopping the client closes its "
+                    "pipes and leaves no CLI process behind: a cell that connected but leaked is `degraded`; "
+                    "a failed start that leaked keeps its outcome and says so on the version pages.")
     return "\n\n".join(parts)
 
 
@@ -194,7 +204,8 @@ hide:
 {esc(FAMILIES[family].description) if family in FAMILIES else ""}. {len(sdks)} SDK versions ×
 {len(clis)} CLI versions, {len(sub)} cells. The number in a cell is the negotiated protocol
 version; letters mark failures (R refused, L launch-failed, H hang, C crashed,
-U uninstallable, ? infra error, ! harness error).
+U uninstallable, ? infra error, ! harness error); {LEAK_MARK} marks a cell whose SDK left a
+process it started running after `stop()` returned.
 
 ![{family} handshake heatmap](../assets/heatmap-{family}.png){{ .cm-heatmap }}
 
@@ -221,13 +232,13 @@ def _window(decl: dict[str, Any]) -> str:
     return f"{low} to {top}"
 
 
-def _spec(ecosystem: str) -> Callable[[str, Range], str]:
-    return npm_spec if ecosystem == "npm" else pip_spec
-
-
-def _ranges_text(rs: Iterable[Any], package: str, spec: Any) -> str:
-    items = [f"`{spec(package, r)}` ({len(r.versions)} measured: {', '.join(r.versions)})" for r in rs]
-    return "\n".join(f"- {i}" for i in items) or "- none measured"
+def _pin_text(pins: list[str], rs: Iterable[Range]) -> str:
+    """The pin in its ecosystem's syntax, then the measured versions it stands on."""
+    measured = [v for r in rs for v in r.versions]
+    if not pins:
+        return "None measured."
+    block = "\n".join(["```", *pins, "```"])
+    return f"{block}\n\nMeasured inside: {esc(', '.join(measured))} ({len(measured)})."
 
 
 _REPORTS = re.compile(r"server (reports version \d+|does not report a protocol version)")
@@ -244,6 +255,18 @@ def _grade(value: Any) -> str:
     return "yes" if value is True else "<b>no</b>" if value is False else ""
 
 
+def _left_running(rows: pd.DataFrame, other: str) -> str:
+    """Which versions of the other side a process was left running with, after stop()."""
+    hit = [str(r[other]) for r in rows.to_dict("records")
+           if isinstance(r.get("leaked"), list) and r["leaked"]]
+    measured = rows["exit_after_stop_seconds"].notna() | rows["leaked"].map(lambda v: bool(v) if isinstance(v, list)
+                                                                             else False)
+    if not measured.any():
+        return "not measured"
+    return f"with {len(hit)} of {int(measured.sum())}: {esc(', '.join(hit))}" if hit else \
+        f"never (0 of {int(measured.sum())})"
+
+
 def _yes_no(value: Any) -> str:
     return "yes" if value is True else "no" if value is False else "unknown"
 
@@ -255,8 +278,10 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
     rows = sort_by_version(rows, "cli_version")
     decl = next((d for d in (_declared(r) for _, r in rows.iterrows()) if d), {})
     works = working_ranges(data.frame, family, sdk=sdk)
+    leaky = leak_ranges(data.frame, family, sdk=sdk)
     connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
     ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
+    left = _left_running(rows, "cli_version")
     observed = sorted({int(p) for p in rows["protocol"].dropna()})
     released = data.releases.get(family, {}).get("sdk", {}).get(sdk)
     bundled = decl.get("bundled_cli")
@@ -268,18 +293,25 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
               f"| protocol negotiated (observed) | {', '.join(map(str, observed)) or 'none'} |",
               f"| first / last working CLI | {esc(ok[0]) if ok else '–'} / {esc(ok[-1]) if ok else '–'} |",
               f"| bundles a CLI binary in its wheel | {_yes_no(bundled)} |",
-              f"| CLI version pinned in its source | {esc(pinned) if pinned else 'none'} |", ""]
-    lines += ["## Works with (compatible)", "", _ranges_text(works, fam.cli_package, npm_spec), ""]
+              f"| CLI version pinned in its source | {esc(pinned) if pinned else 'none'} |",
+              f"| left a process it started running after `stop()` | {left} |", ""]
+    lines += ["## Works with (compatible)", "", _pin_text(pin_lines(data.frame, family, sdk=sdk), works), ""]
+    if leaky:
+        lines += ["Works, but `stop()` leaves the CLI running (each such process outlives the application's "
+                  "use of it; prefer the versions above):", "",
+                  _pin_text(pin_lines(data.frame, family, sdk=sdk, leaky=True), leaky), ""]
     if [r.versions for r in connects] != [r.versions for r in works]:
-        lines += ["Connects, with a failure after connecting (compatible or degraded):", "",
-                  _ranges_text(connects, fam.cli_package, npm_spec), ""]
+        lines += ["Connects, with a failure after connecting (compatible or degraded): "
+                  + esc(", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects)),
+                  ""]
     lines += ["## Every CLI version", "",
               '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
-              "<th>protocol</th><th>message names the versions</th><th>message says what to do</th>"
-              "<th>error (exact)</th></tr></thead><tbody>"]
+              "<th>protocol</th><th>after stop()</th><th>message names the versions</th>"
+              "<th>message says what to do</th><th>error (exact)</th></tr></thead><tbody>"]
     for r in rows.itertuples():
         lines.append(f'<tr><td><a href="../{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
                      f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td>"
+                     f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
                      f"<td>{_grade(r.message_names_versions)}</td><td>{_grade(r.message_actionable)}</td>"
                      f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
     lines += ["</tbody></table>", ""]
@@ -308,7 +340,9 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
              "| property | value |", "|---|---|",
              f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
              f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",
-             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |"]
+             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |",
+             f"| SDKs that left it (or a process it started) running after `stop()` | "
+             f"{_left_running(rows, 'sdk_version')} |"]
     if reports_as:
         lines.append(f"| version it reports in `status.get` (to the SDKs and to a client with no SDK) | "
                      f"{esc(reports_as)}, not {esc(cli)}: it misreports its version |")
@@ -323,16 +357,20 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
                   "`npm-loader.js` falls back to the JavaScript build when the native binary is missing):", ""]
         lines += [f"- <code>{esc(x)}</code>" for x in not_served]
         lines.append("")
-    sdk_ranges = _ranges_text(works, fam.sdk_package, _spec(fam.sdk_ecosystem))
-    lines += ["## SDK versions that work with it", "", sdk_ranges, "",
-              "## Every SDK version", "",
+    lines += ["## SDK versions that work with it", "", _pin_text(pin_lines(data.frame, family, cli=cli), works), ""]
+    leaky = leak_ranges(data.frame, family, cli=cli)
+    if leaky:
+        lines += ["Work, but `stop()` leaves the CLI running:", "",
+                  _pin_text(pin_lines(data.frame, family, cli=cli, leaky=True), leaky), ""]
+    lines += ["## Every SDK version", "",
               '<table class="cm-table"><thead><tr><th>SDK</th><th>outcome</th><th>launch flags the SDK used</th>'
-              "<th>error (exact)</th></tr></thead><tbody>"]
+              "<th>after stop()</th><th>error (exact)</th></tr></thead><tbody>"]
     for r in rows.itertuples():
         detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
         argv = " ".join(detail.get("launch_argv") or []) or "(not launched)"
         lines.append(f'<tr><td><a href="../{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
                      f"<td>{badge(str(r.outcome))}</td><td><code>{esc(argv)}</code></td>"
+                     f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
                      f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
     lines += ["</tbody></table>", ""]
     return "\n".join(lines)
@@ -349,12 +387,20 @@ def versions_index(data: SiteData) -> str:
     return "\n".join(lines)
 
 
+def _cell_pins(pins: list[str], none: str = "none measured") -> str:
+    return "<br>".join(f"<code>{esc(p)}</code>" for p in pins) or none
+
+
 def pins_page(data: SiteData) -> str:
     lines = ["# Pin guide", "",
-             "Ranges below are runs of **measured** versions that were `compatible`; a range spans",
-             "only versions between two measured ones that both worked, and the versions measured",
-             "inside it are listed. Anything not listed was not measured.", ""]
-    for family in sorted(data.frame["family"].unique()):
+             "Ranges below are runs of **measured** versions that were `compatible` (connected, answered, and",
+             "left nothing running after `stop()`); a range spans only versions between two measured ones that",
+             "both worked, and the versions measured inside it are on each version's page. Pairs that work but",
+             "leave the CLI running after `stop()` are listed apart: prefer the first column. Each side is",
+             "written in its own ecosystem's syntax: pip specifiers, npm ranges, and for Go (which has no",
+             "ranges) the version to `go get`, its `require` line and `exclude` lines for measured-bad",
+             "versions inside the working span. Anything not listed was not measured.", ""]
+    for family in sorted(handshake(data.frame)["family"].unique()):
         fam = FAMILIES[family]
         sub = handshake(data.frame, family)
         advice = upgrade_advice(data.frame, family)
@@ -371,22 +417,23 @@ def pins_page(data: SiteData) -> str:
                      "either": "either side first: both newest releases work with the same share of the other "
                                "side."}[advice.first]
             lines += [f"Which side to upgrade first, from the data: {first}", ""]
-            if advice.sdks_working_with_newest_cli:
-                lines += [f"Recommended pair: `{fam.sdk_package}=={advice.sdks_working_with_newest_cli[-1]}` with "
-                          f"`{fam.cli_package}@{advice.newest_cli}`."
-                          if advice.newest_cli else "", ""]
-        lines += ["### CLI ranges for each SDK version (npm)", "", "| SDK | works with CLI |", "|---|---|"]
+        sdk_eco, cli_eco = get(fam.sdk_ecosystem), get(fam.cli_ecosystem)
+        if advice and advice.sdks_working_with_newest_cli:
+            sdk_pin = sdk_eco.install(fam.sdk_package, advice.sdks_working_with_newest_cli[-1])
+            lines += [f"Recommended pair: `{sdk_pin}` with `{cli_eco.install(fam.cli_package, advice.newest_cli)}`.",
+                      ""]
+        lines += [f"### CLI versions for each SDK version ({cli_eco.tool})", "",
+                  "| SDK | works with CLI | works, but stop() leaves the CLI running |", "|---|---|---|"]
         for sdk in sorted_versions(sub["sdk_version"]):
-            rs = working_ranges(data.frame, family, sdk=sdk)
-            specs = "<br>".join(f"<code>{esc(npm_spec(fam.cli_package, r))}</code>" for r in rs) or "none measured"
-            lines.append(f"| [{sdk}](versions/{family}/{sdk_slug(sdk)}.md) | {specs} |")
-        sdk_spec = _spec(fam.sdk_ecosystem)
-        lines += ["", f"### SDK ranges for each CLI version ({'pip' if sdk_spec is pip_spec else 'npm'})", "",
-                  "| CLI | works with SDK |", "|---|---|"]
+            lines.append(f"| [{sdk}](versions/{family}/{sdk_slug(sdk)}.md) | "
+                         f"{_cell_pins(pin_lines(data.frame, family, sdk=sdk))} | "
+                         f"{_cell_pins(pin_lines(data.frame, family, sdk=sdk, leaky=True), '')} |")
+        lines += ["", f"### SDK versions for each CLI version ({sdk_eco.tool})", "",
+                  "| CLI | works with SDK | works, but stop() leaves the CLI running |", "|---|---|---|"]
         for cli in sorted_versions(sub["cli_version"]):
-            rs = working_ranges(data.frame, family, cli=cli)
-            specs = "<br>".join(f"<code>{esc(sdk_spec(fam.sdk_package, r))}</code>" for r in rs) or "none measured"
-            lines.append(f"| [{cli}](versions/{family}/{cli_slug(cli)}.md) | {specs} |")
+            lines.append(f"| [{cli}](versions/{family}/{cli_slug(cli)}.md) | "
+                         f"{_cell_pins(pin_lines(data.frame, family, cli=cli))} | "
+                         f"{_cell_pins(pin_lines(data.frame, family, cli=cli, leaky=True), '')} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -82,7 +82,7 @@ def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,
     releases = discovery.releases(ecosystem, package, hints)
     if override:
         sel = Selection(select=override, exclude=[], prereleases=True)
-    return apply_selection(package, releases, sel.select, sel.exclude, sel.prereleases), releases
+    return apply_selection(package, releases, sel.select, sel.exclude, sel.prereleases, ecosystem), releases
 
 
 def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str],

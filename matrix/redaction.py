@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["redact", "redact_file"]
+__all__ = ["process_label", "redact", "redact_file", "strip_paths"]
 
 _TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
                        r"(?:sk|xox[abp])-[A-Za-z0-9-]{20,})\b")
@@ -20,6 +20,26 @@ def redact(text: str) -> str:
     return _ENV_PATH.sub(r"<\1 env \2>", _TOKENISH.sub("[redacted-token]", text))
 
 
+def strip_paths(command: str) -> str:
+    """A process's command line with every absolute path cut to its last part: where our
+    cache, a sandbox or a runtime lives differs per machine and says nothing of the process."""
+    words = _TOKENISH.sub("[redacted-token]", command).split()
+    return " ".join(Path(w).name if w.startswith("/") else w for w in words)
+
+
+_INTERPRETERS = re.compile(r"^(node|python[\d.]*|sh|bash)$")
+
+
+def process_label(command: str) -> str:
+    """What a reader calls a process: its program, and the script an interpreter runs
+    (``node npm-loader.js``, ``copilot``)."""
+    words = strip_paths(command).split()
+    if not words:
+        return "a process"
+    if _INTERPRETERS.match(words[0]):
+        script = next((w for w in words[1:] if not w.startswith("-")), None)
+        return f"{words[0]} {script}" if script else words[0]
+    return words[0]
 
 
 def redact_file(path: Path) -> None:

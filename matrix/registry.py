@@ -84,7 +84,7 @@ def fetch_pypi(package: str) -> list[Release]:
             dates[v] = t
         yanked[v] = yanked.get(v, True) and bool(f.get("yanked"))
     versions = data.get("versions") or list(yanked)
-    return [Release(v, dates.get(v), is_prerelease(v), yanked.get(v, False)) for v in versions]
+    return [Release(v, dates.get(v), is_prerelease(v, "pypi"), yanked.get(v, False)) for v in versions]
 
 
 def fetch_npm(package: str) -> list[Release]:
@@ -96,7 +96,7 @@ def fetch_npm(package: str) -> list[Release]:
         raise InfraError(f"listing {package} on npm", (res.stderr or res.stdout).strip()[-300:])
     data = json.loads(res.stdout)
     times = data.get("time", {})
-    return [Release(v, times.get(v), is_prerelease(v)) for v in data.get("versions", [])]
+    return [Release(v, times.get(v), is_prerelease(v, "npm")) for v in data.get("versions", [])]
 
 
 _GO_REFUSED = re.compile(r"(403|404|410|not available|not found|unknown revision|invalid version)", re.I)
@@ -108,7 +108,7 @@ def _go_info(module: str, version: str) -> Release | None:
     res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=120))
     if res.ok:
         data = json.loads(res.stdout)
-        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), is_prerelease(version))
+        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), is_prerelease(version, "go"))
     if _GO_REFUSED.search(res.stderr):
         return None
     raise InfraError(f"asking the Go module proxy for {module}@v{version}", res.stderr.strip()[-300:])

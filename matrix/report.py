@@ -18,8 +18,12 @@ REPORT_COLUMNS = [
     "family", "sdk_version", "cli_version", "probe", "mutation", "outcome", "protocol",
     "observed_cli_version", "error_type", "error_message", "message_names_versions",
     "message_actionable", "seconds", "start_seconds", "calls_seconds", "stop_seconds",
-    "node_runtime", "wrong_cli", "leftovers_killed", "flaky", "repeats", "harness_version", "measured_at",
+    "node_runtime", "wrong_cli", "leftovers_killed", "exit_after_stop_seconds", "leaked", "flaky", "repeats",
+    "harness_version", "measured_at",
 ]
+# pandas holds these as floats beside missing values; they are whole numbers (missing: none).
+INTEGER_COLUMNS = frozenset({"protocol"})
+LIST_COLUMNS = ("leftovers_killed", "leaked", "repeats")
 _SHORT = {
     Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",
     Outcome.LAUNCH_FAILED: "LAUNCH", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",
@@ -27,9 +31,11 @@ _SHORT = {
 }
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: Any, integer: bool = False) -> Any:
     if isinstance(value, float) and pd.isna(value):
         return None
+    if integer and value is not None:
+        return int(value)
     return value
 
 
@@ -37,7 +43,7 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The JSON report: a list of objects with the documented keys, in a stable order."""
     ordered = frame.assign(_s=frame["sdk_version"].map(sort_key), _c=frame["cli_version"].map(sort_key))
     ordered = ordered.sort_values(["family", "probe", "_s", "_c", "mutation"])
-    return [{k: _clean(row[k]) for k in REPORT_COLUMNS} for _, row in ordered.iterrows()]
+    return [{k: _clean(row[k], k in INTEGER_COLUMNS) for k in REPORT_COLUMNS} for _, row in ordered.iterrows()]
 
 
 def to_json(frame: pd.DataFrame) -> str:
@@ -45,7 +51,12 @@ def to_json(frame: pd.DataFrame) -> str:
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    return pd.DataFrame(records(frame), columns=REPORT_COLUMNS).to_csv(index=False)
+    table = pd.DataFrame(records(frame), columns=REPORT_COLUMNS)
+    for col in INTEGER_COLUMNS:
+        table[col] = table[col].astype("Int64")
+    for col in LIST_COLUMNS:  # JSON arrays, as in the site's rows.csv: any reader can parse them
+        table[col] = table[col].map(json.dumps)
+    return table.to_csv(index=False)
 
 
 def _cell(outcome: str, protocol: Any) -> str:

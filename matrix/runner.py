@@ -82,8 +82,12 @@ def order(cells: Iterable[Cell]) -> list[Cell]:
 
 class Runner:
     def __init__(self, plan: Plan, store: Store, cache: Path, reaper: proc.Reaper,
-                 on_row: Callable[[Row], None] = lambda r: None, through_shim: bool = False) -> None:
+                 on_row: Callable[[Row], None] = lambda r: None, through_shim: bool = False,
+                 direct_cli: bool = False) -> None:
         self.through_shim = through_shim  # relay handshakes through the (non-mutating) shim
+        # Give the SDK the CLI's own entry point, no launcher: shows a measurement is the SDK's
+        # doing, not ours (without the launcher's log every such cell is a harness error).
+        self.direct_cli = direct_cli
         self.plan = plan
         self.store = store
         self.cache = cache
@@ -268,7 +272,8 @@ class Runner:
     def _cell_spec(self, cell: Cell) -> HandshakeCell:
         return HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, self.plan.timeouts.probe,
                              self.plan.timeouts.call, self.plan.timeouts.stop_grace, self.scratch,
-                             use_shim=self.through_shim, warm=self.warm, dead_cli=self.plan.timeouts.dead_cli)
+                             use_shim=self.through_shim, warm=self.warm, dead_cli=self.plan.timeouts.dead_cli,
+                             leak=self.plan.timeouts.leak, launcher=not self.direct_cli)
 
     def _measure_standin(self, cell: Cell, sdk: UvVenv) -> Row | None:
         """A family whose other side is our stand-in: only the SDK is installed."""

@@ -48,6 +48,10 @@ class Row:
     sdk_declared: dict[str, Any] = field(default_factory=dict)
     node_runtime: str | None = None
     leftovers_killed: list[str] = field(default_factory=list)
+    # Handshakes: seconds after stop() returned until every process the SDK started was gone
+    # (None: not measured, or something outlived the wait), and what outlived it.
+    exit_after_stop_seconds: float | None = None
+    leaked: list[str] = field(default_factory=list)
     wrong_cli: bool = False
     # Measured more than once (run --repeat N): every outcome seen, and whether they differed.
     repeats: list[str] = field(default_factory=list)

@@ -1,4 +1,4 @@
-"""Version ordering and selectors, for PyPI and npm version strings alike.
+"""Version ordering and selectors, for PyPI, npm and Go version strings alike.
 
 Selectors (a list, applied in order, unioned; then ``exclude`` removes):
 ``"1.0.2"`` one exact released version, ``"latest:N"`` the newest N, ``"all"``,
@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .ecosystems import get, version_key
 from .errors import ConfigError, UnknownVersionError
 
 __all__ = ["Release", "apply_selection", "check_selector", "sort_key"]
@@ -36,8 +38,9 @@ class Release:
 
 
 def _as_pep440(version: str) -> Version:
-    """npm's semver and PyPI's PEP 440 in one ordering. ``1.0.89-0`` is a prerelease in
-    semver, but PEP 440 would read it as a post-release, so map it explicitly."""
+    """A version placed in a PEP 440 range selector (the config's range syntax for every
+    ecosystem). A SemVer prerelease (``1.0.89-0``) is a prerelease there too, not the
+    post-release PEP 440 would read; ordering itself is each ecosystem's own (``sort_key``)."""
     m = _SEMVER.match(version)
     if m and m.group(4) is not None:
         pre = m.group(4)
@@ -47,21 +50,23 @@ def _as_pep440(version: str) -> Version:
     return Version(version)
 
 
-def sort_key(version: str) -> Version:
-    try:
-        return _as_pep440(version)
-    except InvalidVersion:
-        return Version("0.0.0.dev0")
+def sort_key(version: str, ecosystem: str | None = None) -> Any:
+    """``version``'s place in its ecosystem's order (PEP 440 for PyPI, SemVer 2 for npm and
+    Go); without the ecosystem, SemVer for SemVer-shaped text and PEP 440 otherwise."""
+    return version_key(version, ecosystem)
 
 
-def is_prerelease(version: str) -> bool:
-    m = _SEMVER.match(version)
-    if m:
-        return m.group(4) is not None
+def is_prerelease(version: str, ecosystem: str | None = None) -> bool:
+    if ecosystem is not None:
+        return get(ecosystem).is_prerelease(version)
+    return get("npm" if _SEMVER.match(version) else "pypi").is_prerelease(version)
+
+
+def _in_range(version: str, spec: SpecifierSet) -> bool:
     try:
-        return Version(version).is_prerelease
+        return _as_pep440(version) in spec
     except InvalidVersion:
-        return True
+        return False
 
 
 def check_selector(selector: str, where: str) -> None:
@@ -97,7 +102,7 @@ def _one(selector: str, ordered: list[str], package: str) -> list[str]:
         return picked
     if selector[0] in "<>=!~":
         spec = SpecifierSet(selector, prereleases=True)
-        return [v for v in ordered if sort_key(v) in spec]
+        return [v for v in ordered if _in_range(v, spec)]
     if selector not in ordered:
         raise UnknownVersionError(package, selector, ordered)
     return [selector]
@@ -109,12 +114,13 @@ def apply_selection(
     select: list[str],
     exclude: list[str],
     prereleases: bool,
+    ecosystem: str | None = None,
 ) -> list[str]:
-    """Resolve selectors against what the registry has, oldest first.
+    """Resolve selectors against what the registry has, oldest first in ``ecosystem``'s order.
 
     An explicit version is always honoured (even a prerelease); pattern selectors see
     prereleases only when asked, and never yanked releases."""
-    every = sorted((r for r in releases), key=lambda r: sort_key(r.version))
+    every = sorted((r for r in releases), key=lambda r: sort_key(r.version, ecosystem))
     pool = [r.version for r in every if not r.yanked and (prereleases or not r.prerelease)]
     known = [r.version for r in every]
     chosen: set[str] = set()
@@ -125,4 +131,4 @@ def apply_selection(
         chosen.update(_one(sel, pool, package))
     for sel in exclude:
         chosen.difference_update(_one(sel, known, package))
-    return sorted(chosen, key=sort_key)
+    return sorted(chosen, key=lambda v: sort_key(v, ecosystem))

@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from matrix.analysis import Range, npm_spec, pip_spec, ranges, upgrade_advice, working_ranges
+from matrix.analysis import Range, leak_ranges, pin_lines, ranges, upgrade_advice, working_ranges
 
 
-def frame(cells: dict[tuple[str, str], str]) -> pd.DataFrame:
-    return pd.DataFrame([{"family": "f", "probe": "handshake", "sdk_version": s, "cli_version": c, "outcome": o}
+def frame(cells: dict[tuple[str, str], str], family: str = "f") -> pd.DataFrame:
+    """``outcome`` "leak": degraded only because stop() left the CLI running."""
+    return pd.DataFrame([{"family": family, "probe": "handshake", "sdk_version": s, "cli_version": c,
+                          "outcome": "degraded" if o == "leak" else o,
+                          "error_type": "LeftRunning" if o == "leak" else None}
                          for (s, c), o in cells.items()])
 
 
@@ -30,12 +33,23 @@ def test_working_ranges_follow_numeric_order_and_never_count_infra_errors() -> N
     assert [r.versions for r in working_ranges(f, "f", cli="1.0.12")] == [("0.1", "0.2")]
 
 
-def test_specifiers() -> None:
-    r = Range("1.0.2", "1.0.10", ("1.0.2", "1.0.10"))
-    assert npm_spec("@github/copilot", r) == '"@github/copilot@>=1.0.2 <=1.0.10"'
-    assert pip_spec("github-copilot-sdk", r) == '"github-copilot-sdk>=1.0.2,<=1.0.10"'
-    one = Range("1.0.2", "1.0.2", ("1.0.2",))
-    assert npm_spec("@github/copilot", one) == "@github/copilot@1.0.2"
+def test_pins_are_in_the_other_sides_ecosystem_and_leaks_stand_apart() -> None:
+    cells = {("0.1.15", "1.0.2"): "compatible", ("0.1.15", "1.0.10"): "compatible", ("0.1.15", "1.0.11"): "leak",
+             ("0.1.15", "1.0.12"): "leak", ("0.2.1", "1.0.12"): "compatible", ("0.3.0", "1.0.12"): "refused",
+             ("1.0.4", "1.0.12"): "compatible", ("1.0.4", "1.0.2"): "compatible"}
+    f = frame(cells, "copilot-go")
+    # An SDK's CLIs are npm ranges; the leaking ones are not among them.
+    assert pin_lines(f, "copilot-go", sdk="0.1.15") == ['"@github/copilot@>=1.0.2 <=1.0.10"']
+    assert pin_lines(f, "copilot-go", sdk="0.1.15", leaky=True) == ['"@github/copilot@>=1.0.11 <=1.0.12"']
+    assert [r.versions for r in leak_ranges(f, "copilot-go", sdk="0.1.15")] == [("1.0.11", "1.0.12")]
+    # A CLI's Go SDKs: the version to get, its require line, and the measured-bad one excluded.
+    go = pin_lines(f, "copilot-go", cli="1.0.12")
+    assert go[0] == "go get github.com/github/copilot-sdk/go@v1.0.4"
+    assert go[1] == "require github.com/github/copilot-sdk/go v1.0.4"
+    assert go[-1] == "exclude github.com/github/copilot-sdk/go v0.3.0"
+    assert not any(">=" in line for line in go)
+    py = frame({("1.0.2", "1.0.10"): "compatible", ("1.0.10", "1.0.10"): "compatible"}, "copilot-python")
+    assert pin_lines(py, "copilot-python", cli="1.0.10") == ['"github-copilot-sdk>=1.0.2,<=1.0.10"']
 
 
 def test_upgrade_advice_prefers_the_side_whose_newest_release_reaches_further() -> None:

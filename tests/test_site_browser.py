@@ -115,10 +115,10 @@ def test_table_has_a_row_per_cell(page, site: tuple[str, Path]) -> None:  # type
 def test_sorting_by_a_column(page) -> None:  # type: ignore[no-untyped-def]
     header = page.locator("table.cm-table thead th", has_text="seconds")
     header.click()
-    values = [float(t) for t in page.locator("table.cm-table tbody tr td:nth-child(8)").all_inner_texts()]
+    values = [float(t) for t in page.locator("table.cm-table tbody tr td:nth-child(9)").all_inner_texts()]
     assert values == sorted(values)
     header.click()
-    values = [float(t) for t in page.locator("table.cm-table tbody tr td:nth-child(8)").all_inner_texts()]
+    values = [float(t) for t in page.locator("table.cm-table tbody tr td:nth-child(9)").all_inner_texts()]
     assert values == sorted(values, reverse=True)
 
 

@@ -89,7 +89,10 @@ def _home_files(home: Path) -> list[str]:
 
 def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliInstall, runtime: Runtime,
               timeout: float, grace: float, scratch: Path, reaper: proc.Reaper | None = None,
-              shim_rule: str | None = None, use_shim: bool = False, transcript: Path | None = None) -> AgentRun:
+              shim_rule: str | None = None, use_shim: bool = False, transcript: Path | None = None,
+              launcher: bool = True) -> AgentRun:
+    """``launcher``: False gives the SDK the CLI's own entry point (no launcher, no shim, no
+    log of launches), to show that what a cell measures is the SDK's doing and not ours."""
     with sandbox(scratch, path_dirs=[*command.path_dirs, runtime.node.parent]) as box:
         shim = None
         if use_shim:
@@ -100,12 +103,12 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
             config.write_text(json.dumps({"transcript": str(target), "rule": shim_rule}))
             shim = (Path(proc.harness_python()), config)
         seeded = plant(cli.seed, box.home)
-        launcher, log = write_launcher(box.root, cli, runtime, shim)
+        cli_path, log = write_launcher(box.root, cli, runtime, shim) if launcher else (cli.entry, box.root / "none")
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.
-        env.update(COPILOT_CLI_PATH=str(launcher), COPILOT_SKIP_CLI_DOWNLOAD="1")
+        env.update(COPILOT_CLI_PATH=str(cli_path), COPILOT_SKIP_CLI_DOWNLOAD="1")
         script = (str(AGENTS_DIR / agent),) if agent else ()  # "": the command is the agent (a built binary)
-        argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(launcher)}))
+        argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(cli_path)}))
         with command.spawner() as spawn:
             req = proc.Request(argv, env, box.root, timeout=timeout, grace=grace)
             res = proc.run(req, reaper, spawn=spawn) if spawn else proc.run(req, reaper)

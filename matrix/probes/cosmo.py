@@ -17,7 +17,7 @@ from ..cosmo import background
 from ..cosmo.standin import Scenario
 from ..cosmo.verdicts import judge
 from ..envs import UvVenv
-from ..redaction import redact, redact_file
+from ..redaction import redact, redact_file, strip_paths
 from ..report_schema import parse_report
 from ..sandbox import sandbox
 from ..store import Row
@@ -93,7 +93,7 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
         mutation=check, outcome=str(verdict.outcome),
         error_type=verdict.error.type if verdict.error else None,
         error_message=redact(verdict.error.message) if verdict.error else None,
-        seconds=round(res.elapsed, 3), leftovers_killed=list(res.leftovers), detail=detail,
+        seconds=round(res.elapsed, 3), leftovers_killed=[strip_paths(c) for c in res.leftovers], detail=detail,
         harness_version=HARNESS_VERSION, measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import HARNESS_VERSION, proc
-from ..classify import Verdict, classify_handshake, grade_message
+from ..classify import LEFT_RUNNING, Verdict, after_stop, classify_handshake, grade_message
 from ..envs import GoAgent, UvVenv
 from ..forkserver import ForkServers
 from ..outcomes import Outcome
 from ..products import FAMILIES
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
-from ..redaction import redact
+from ..redaction import process_label, redact, strip_paths
 from ..report_schema import ErrorInfo
 from ..store import Row
 from .agent_run import AgentCommand, AgentRun, node_agent, python_agent, run_agent
@@ -38,6 +38,8 @@ class HandshakeCell:
     transcript: Path | None = None
     warm: ForkServers | None = field(default=None, compare=False)  # warm starts for Python agents
     dead_cli: float | None = None  # see Timeouts.dead_cli
+    leak: float = 5.0  # see Timeouts.leak
+    launcher: bool = True  # False: the SDK gets the CLI's own entry point (see run_agent)
     # What this cell's CLI says its version is when asked with no SDK (asked only if needed).
     cli_says: Callable[[], str | None] | None = field(default=None, compare=False)
 
@@ -58,9 +60,11 @@ class HandshakeCell:
                   reaper: proc.Reaper | None, **cfg: Any) -> AgentRun:
         """One handshake agent run with this cell's deadlines and relay; ``cfg``: what the
         family's agent reads besides the settings every handshake agent shares."""
-        shared = {"step_timeout": self.call_timeout, "log_level": "error", "dead_cli": self.dead_cli}
+        shared = {"step_timeout": self.call_timeout, "log_level": "error", "dead_cli": self.dead_cli,
+                  "leak": self.leak}
         return run_agent(agent, {**shared, **cfg}, command, cli, runtime, self.probe_timeout, self.grace,
-                         self.scratch, reaper, use_shim=self.use_shim, transcript=self.transcript)
+                         self.scratch, reaper, use_shim=self.use_shim, transcript=self.transcript,
+                         launcher=self.launcher)
 
 
 def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
@@ -72,7 +76,9 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
             "SharedStateModified", "the CLI wrote into the unpacked package shared between cells; the tree is "
                                    "retired and the cell is re-measured next run"))
     message = redact(verdict.error.message) if verdict.error else None
-    graded = verdict.outcome not in ("compatible", "surfaced", "ignored")
+    # A leak is measured, not said: there is no message of the SDK's to grade.
+    graded = verdict.outcome not in ("compatible", "surfaced", "ignored") and not (
+        verdict.error and verdict.error.type == LEFT_RUNNING)
     names, actionable = grade_message(message) if graded else (None, None)
     seconds = {s.name: s.seconds for s in report.steps} if report else {}
     detail: dict[str, Any] = dict(verdict.detail)
@@ -89,6 +95,10 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         agent_env_names=report.extra.get("env_names") if report else None,
         **(extra or {}),
     )
+    gone = after_stop(report)
+    if gone is not None:
+        detail["after_stop"] = {"wait": gone.get("wait"), "processes": [
+            {**p, "command": strip_paths(str(p.get("command", "")))} for p in gone.get("processes") or []]}
     if verdict.error and verdict.error.traceback:
         detail["traceback"] = redact(verdict.error.traceback[-4000:])
     connected = verdict.outcome in ("compatible", "degraded") or probe != "handshake"
@@ -112,7 +122,9 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         stop_seconds=seconds.get("stop"),
         sdk_declared=report.declared if report else {},
         node_runtime=runtime.label,
-        leftovers_killed=list(res.leftovers),
+        leftovers_killed=[strip_paths(c) for c in res.leftovers],
+        exit_after_stop_seconds=gone.get("exit_after_stop_seconds") if gone else None,
+        leaked=[process_label(c) for c in gone.get("leaked") or []] if gone else [],
         wrong_cli=verdict.wrong_cli,
         detail=detail,
         harness_version=HARNESS_VERSION,
@@ -162,6 +174,5 @@ def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runti
     extra: dict[str, Any] = {"go_variant": (agent.location / "variant.txt").read_text()
                              if (agent.location / "variant.txt").exists() else None}
     if run.report:
-        extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"),
-                     leftover_processes=run.report.extra.get("leftover_processes"))
+        extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"))
     return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)

@@ -208,6 +208,52 @@ export async function stopClient(client) {
   report.launched = spawned.map((c) => [...(c.spawnargs ?? [])].join(" "));
 }
 
+const MARKER = "COMPAT_MATRIX_CELL";
+
+// pid -> command of the live processes the SDK started: those in our process group, and those
+// carrying our cell's marker variable (a native CLI whose loader exited has left the group but
+// keeps the marker in its environment). Read from /proc only; a zombie has exited.
+function sdkProcesses() {
+  const statOf = (pid) => readFileSync(`/proc/${pid}/stat`, "latin1").split(")").at(-1).trim().split(/\s+/);
+  const group = statOf("self")[2];
+  const needle = process.env[MARKER] ? `${MARKER}=${process.env[MARKER]}` : null;
+  const found = new Map();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const fields = statOf(name);
+      if (fields[0] === "Z" || fields[0] === "X") continue;
+      if (fields[2] !== group) {
+        if (!needle || !readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(needle)) continue;
+      }
+      found.set(Number(name), readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ").trim().slice(0, 400));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found;
+}
+
+// Wait up to ``waitMs``, the event loop running as an application's would, for every process
+// the SDK started to be gone: each one's seconds until gone (null: still alive at the end),
+// and the seconds until the last was gone (null: something outlived the wait, a leak).
+export async function watchGone(waitMs) {
+  const t0 = performance.now();
+  const seen = new Map();
+  for (;;) {
+    const live = sdkProcesses();
+    const now = Math.round(performance.now() - t0) / 1000;
+    for (const [pid, command] of live) if (!seen.has(pid)) seen.set(pid, { pid, command, gone_after: null });
+    for (const [pid, entry] of seen) if (!live.has(pid) && entry.gone_after === null) entry.gone_after = now;
+    if (!live.size || now * 1000 >= waitMs) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const processes = [...seen.values()];
+  const leaked = processes.filter((p) => p.gone_after === null);
+  return { wait: waitMs / 1000, processes: processes.slice(0, 20), leaked: leaked.map((p) => p.command).slice(0, 10),
+           exit_after_stop_seconds: leaked.length ? null : Math.max(0, ...processes.map((p) => p.gone_after)) };
+}
+
 // Print the report and exit: a start() that never settled keeps the event loop alive.
 export async function finish(main) {
   try {

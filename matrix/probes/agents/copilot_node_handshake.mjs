@@ -1,8 +1,8 @@
 // Agent: the handshake of one installed @github/copilot-sdk release against one CLI:
 // import, construct, start, ping, getStatus, stop. Prints one report line.
 //
-// cfg (argv[2]): {sdk_dir, cli_path, step_timeout, log_level, import_only}
-import { finish, openClient, report, step, stopClient } from "./copilot_node_common.mjs";
+// cfg (argv[2]): {sdk_dir, cli_path, step_timeout, log_level, import_only, leak}
+import { cfg, finish, openClient, report, step, stopClient, watchGone } from "./copilot_node_common.mjs";
 
 async function main() {
   const opened = await openClient();
@@ -25,6 +25,8 @@ async function main() {
     }
   } finally {
     await stopClient(client);
+    // An application lives on after stop(): what the SDK started must go by itself.
+    report.after_stop = await watchGone(Number(cfg.leak ?? 5) * 1000);
   }
 }
 

@@ -23,34 +23,6 @@ report = base.report
 GRACE = 5.0
 
 
-def children_alive():
-    """Processes started for this cell that are still running, other than this agent: the
-    CLI the SDK spawned and anything it spawned (a native CLI under its Node loader is
-    re-parented once the loader dies, so parentage is not enough; the harness's marker
-    variable in their environment is)."""
-    marker = os.environ.get("COMPAT_MATRIX_CELL")
-    if not marker:
-        return ["cannot tell: no cell marker in the environment"]
-    needle = f"COMPAT_MATRIX_CELL={marker}".encode()
-    me = os.getpid()
-    alive = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if needle not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{name}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                alive.append(f.read().replace(b"\0", b" ").decode(errors="replace")[:300])
-        except (OSError, IndexError):
-            continue
-    return alive
-
-
 async def main(cfg):
     t = float(cfg.get("step_timeout", 30))
     client = base.client_for(cfg)
@@ -81,12 +53,10 @@ async def main(cfg):
     except Exception as exc:
         contract["queued_call"] = {"ok": False, "error": f"{type(exc).__name__}: {base.describe(exc)}"[:1000]}
     contract["queued_settled_after_start_s"] = round(time.monotonic() - failed_at, 3)
-    # The SDK may take a moment to terminate the CLI on its own: poll for up to GRACE seconds.
-    while children_alive() and time.monotonic() - failed_at < GRACE:
-        await asyncio.sleep(0.1)
-    alive = children_alive()
-    contract["cli_alive_after_failure"] = alive
-    if not alive:
+    # The SDK may take a moment to terminate the CLI on its own: watch for up to GRACE seconds.
+    gone = await base.watch_gone(max(GRACE - (time.monotonic() - failed_at), 0.0))
+    contract["cli_alive_after_failure"] = gone["leaked"]
+    if not gone["leaked"]:
         contract["cli_gone_after_s"] = round(time.monotonic() - failed_at, 2)
 
 

@@ -128,6 +128,61 @@ class CliWatch:
 
 
 WATCH = None  # a CliWatch when the harness asked for one (config "dead_cli")
+MARKER = "COMPAT_MATRIX_CELL"
+
+
+def sdk_processes():
+    """{pid: command} of the live processes the SDK started: those in our process group, and
+    those carrying our cell's marker variable (a native CLI whose Node loader has exited is
+    re-parented and may have left the group; the marker is in its environment still). Read
+    from /proc only; a zombie has exited and is not counted."""
+    me, group = os.getpid(), os.getpgrp()
+    marker = os.environ.get(MARKER)
+    needle = f"{MARKER}={marker}".encode() if marker else None
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if fields[0] in ("Z", "X"):
+                continue
+            if int(fields[2]) != group:
+                if needle is None:
+                    continue
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    if needle not in f.read().split(b"\0"):
+                        continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                found[int(name)] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:400]
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+async def watch_gone(wait):
+    """Wait up to ``wait`` seconds, the event loop running as an application's would, for
+    every process the SDK started to be gone. Each one's seconds until gone (None: still
+    alive at the end), and the seconds until the last was gone (None: something outlived
+    the wait, a leak)."""
+    t0 = time.monotonic()
+    seen = {}
+    while True:
+        live = sdk_processes()
+        now = round(time.monotonic() - t0, 3)
+        for pid, command in live.items():
+            seen.setdefault(pid, {"pid": pid, "command": command, "gone_after": None})
+        for pid, entry in seen.items():
+            if pid not in live and entry["gone_after"] is None:
+                entry["gone_after"] = now
+        if not live or now >= wait:
+            break
+        await asyncio.sleep(0.05)
+    processes = list(seen.values())
+    leaked = [p for p in processes if p["gone_after"] is None]
+    return {"wait": wait, "processes": processes[:20], "leaked": [p["command"] for p in leaked][:10],
+            "exit_after_stop_seconds": None if leaked else max((p["gone_after"] for p in processes), default=0.0)}
 
 
 async def step(name, make, timeout, watch=True):
@@ -319,6 +374,8 @@ async def main(cfg):
             await step("force_stop", client.force_stop, t, watch=False)
         if not started:
             stop["after_failed_start"] = True
+        # An application lives on after stop(): what the SDK started must go by itself.
+        report["after_stop"] = await watch_gone(float(cfg.get("leak", 5)))
 
 
 if __name__ == "__main__":

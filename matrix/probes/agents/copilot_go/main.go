@@ -26,7 +26,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -47,6 +46,7 @@ type config struct {
 	Rule        string  `json:"rule"`       // set: the tolerance probe (tolerance.go), not the handshake
 	EventWait   float64 `json:"event_wait"` // tolerance: seconds to wait for the canary event
 	DeadCLI     float64 `json:"dead_cli"`   // handshake: see watch.go
+	Leak        float64 `json:"leak"`       // handshake: seconds to wait after Stop() for the CLI to be gone
 }
 
 type errInfo struct {
@@ -342,48 +342,6 @@ func declared(dir string) map[string]any {
 	return d
 }
 
-// descendants lists the live processes below pid (Linux /proc), deepest last.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+1:])
-		if len(fields) < 2 || fields[0] == "Z" {
-			continue
-		}
-		pp, _ := strconv.Atoi(fields[1])
-		children[pp] = append(children[pp], p)
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range children[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(pid)
-	return out
-}
-
-func cmdline(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
-}
-
 func main() {
 	// Old releases fmt.Printf JSON-RPC read errors to stdout: keep stdout for the report.
 	out := os.Stdout
@@ -524,15 +482,10 @@ func run() {
 			call("force_stop", timeout, func(ctx context.Context) (any, error) { return invoke(fsM, ctx, "") })
 		}
 	}
-	// Whatever is still running below us was left by the SDK: record it, then end it.
-	time.Sleep(200 * time.Millisecond)
-	left := descendants(os.Getpid())
-	if len(left) > 0 {
-		var desc []string
-		for i := len(left) - 1; i >= 0; i-- {
-			desc = append(desc, fmt.Sprintf("%d %s", left[i], cmdline(left[i])))
-			_ = syscall.Kill(left[i], syscall.SIGKILL)
-		}
-		report["leftover_processes"] = desc
+	// An application lives on after Stop(): what the SDK started must go by itself.
+	leak := cfg.Leak
+	if leak <= 0 {
+		leak = 5
 	}
+	report["after_stop"] = watchGone(time.Duration(leak * float64(time.Second)))
 }

@@ -1,0 +1,103 @@
+"""Package ecosystems: how each registry orders its versions and how its users pin them.
+
+An ecosystem owns its version order (PEP 440 for PyPI, SemVer 2 precedence for npm and Go,
+each through a well-kept library), what counts as a prerelease, the command that installs one
+release, and the syntax of a working range. Families name their SDK's and their other side's
+ecosystem; nothing else matches ecosystem names as strings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import total_ordering
+from typing import Any, Protocol
+
+from ..errors import UserError
+
+__all__ = ["ECOSYSTEMS", "Ecosystem", "Run", "VersionKey", "get", "version_key"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive measured versions sharing a verdict: the first and last of them."""
+
+    first: str
+    last: str
+
+
+class Ecosystem(Protocol):
+    name: str
+    tool: str  # what its users install with: "pip", "npm", "go"
+
+    def key(self, version: str) -> Any:
+        """A sort key: precedence as this ecosystem defines it, ties broken by the text."""
+        ...
+
+    def is_prerelease(self, version: str) -> bool: ...
+
+    def install(self, package: str, version: str) -> str:
+        """The command that installs exactly this release."""
+        ...
+
+    def pin(self, package: str, runs: Sequence[Run], bad_inside: Sequence[str]) -> list[str]:
+        """What to write down to stay within the working ``runs`` (oldest first);
+        ``bad_inside``: measured versions between the first and last run that do not work."""
+        ...
+
+
+def _registry() -> dict[str, Ecosystem]:
+    from .go import Go
+    from .npm import Npm
+    from .pypi import PyPI
+    from .standin import StandIn
+
+    return {e.name: e for e in (PyPI(), Npm(), Go(), StandIn())}
+
+
+ECOSYSTEMS: dict[str, Ecosystem] = _registry()
+
+
+def get(name: str) -> Ecosystem:
+    try:
+        return ECOSYSTEMS[name]
+    except KeyError:
+        raise UserError(f"unknown ecosystem {name!r}; valid: {', '.join(ECOSYSTEMS)}") from None
+
+
+@total_ordering
+class VersionKey:
+    """A version's place in its ecosystem's order, for columns whose ecosystem is not at hand:
+    a SemVer-shaped version (every npm and Go version) is ordered by SemVer 2 precedence,
+    any other by PEP 440. Within one ecosystem the two agree where both apply (a PyPI
+    version that parses as SemVer is a plain X.Y.Z)."""
+
+    __slots__ = ("pep", "sem", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.sem = ECOSYSTEMS["npm"].key(text)
+        self.pep: Any = None
+
+    def _pep440(self) -> Any:
+        if self.pep is None:
+            self.pep = ECOSYSTEMS["pypi"].key(self.text)
+        return self.pep
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VersionKey) and self.text == other.text
+
+    def __lt__(self, other: VersionKey) -> bool:
+        if self.sem[0] is not None and other.sem[0] is not None:
+            return bool(self.sem < other.sem)
+        return bool(self._pep440() < other._pep440())
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"VersionKey({self.text!r})"
+
+
+def version_key(version: str, ecosystem: str | None = None) -> Any:
+    """Sort key of ``version`` in ``ecosystem`` (None: see ``VersionKey``)."""
+    return VersionKey(version) if ecosystem is None else get(ecosystem).key(version)

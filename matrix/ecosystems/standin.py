@@ -1,0 +1,27 @@
+"""The other side of a family measured against our own stand-in: one contract version."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import Run
+
+__all__ = ["StandIn"]
+
+
+class StandIn:
+    name = "stand-in"
+    tool = ""
+
+    def key(self, version: str) -> Any:
+        return (version,)
+
+    def is_prerelease(self, version: str) -> bool:
+        return False
+
+    def install(self, package: str, version: str) -> str:
+        return ""  # started by the harness for each check
+
+    def pin(self, package: str, runs: Sequence[Run], bad_inside: Sequence[str]) -> list[str]:
+        return [f"{package} {r.first}" for r in runs]
