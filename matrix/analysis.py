@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .classify import LEFT_RUNNING
 from .ecosystems import Run, get
 from .outcomes import Outcome
 from .products import FAMILIES
@@ -20,7 +21,6 @@ __all__ = ["Range", "after_stop_text", "handshake", "leak_ranges", "leaves_runni
 
 WORKS = {Outcome.COMPATIBLE.value}
 CONNECTS = {Outcome.COMPATIBLE.value, Outcome.DEGRADED.value}
-LEFT_RUNNING = "LeftRunning"  # classify.LEFT_RUNNING: a cell degraded only by what stop() left
 
 
 def leaves_running(frame: pd.DataFrame) -> pd.Series:

@@ -111,7 +111,8 @@ def classify_handshake(
         return verdict
     assert gone is not None
     return Verdict(Outcome.DEGRADED, ErrorInfo(LEFT_RUNNING, (
-        f"left {process_label(leaked[0])} running after stop() (still alive {gone.get('wait')} s after stop() "
+        f"left {process_label(leaked[0])} running after stop() (still alive {float(gone.get('wait') or 0):g} s after "
+        "stop() "
         f"returned{f'; {len(leaked)} processes' if len(leaked) > 1 else ''})")), {"phase": "after stop"})
 
 

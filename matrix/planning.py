@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .classify import LEFT_RUNNING
 from .config import Plan, Selection
 from .cosmo.checks import checks_of
 from .errors import UserError
@@ -64,13 +65,15 @@ class Resolved:
 
     def tolerance_cells(self, rows: list[Row]) -> list[Cell]:
         """One cell per SDK version and rule, against the newest CLI that SDK version was
-        measured compatible with. An SDK version with none gets cells against ``NO_CLI``,
+        measured to work with (compatible, or degraded only by what stop() left running: the
+        session works all the same). An SDK version with none gets cells against ``NO_CLI``,
         which the runner records as not-applicable."""
         if "tolerance" not in self.probes or self.standin:
             return []
         works: dict[str, list[str]] = {}
         for r in rows:
-            if (r.family == self.family and r.probe == "handshake" and r.outcome == "compatible"
+            connected = r.outcome == "compatible" or (r.outcome == "degraded" and r.error_type == LEFT_RUNNING)
+            if (r.family == self.family and r.probe == "handshake" and connected
                     and r.cli_version in self.cli_versions):
                 works.setdefault(r.sdk_version, []).append(r.cli_version)
         return [Cell(self.family, sdk, max(works[sdk], key=sort_key) if sdk in works else NO_CLI, "tolerance", rule)

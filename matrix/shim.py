@@ -54,6 +54,17 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "A known session event whose enum field holds a value the SDK does not name.", needs_session=True),
     Rule("field.type-change", "event",
          "An optional field of a known event arriving with another JSON type.", needs_session=True),
+    Rule("history.unknown-type", "history",
+         "A session's stored events read back (session.getMessages) with an event of a type no SDK knows among "
+         "them, as after a newer CLI wrote it.", needs_session=True),
+    Rule("history.unknown-enum-value", "history",
+         "A session's stored events read back with a known event whose enum field holds a value the SDK does not "
+         "name.", needs_session=True),
+    Rule("history.extra-field", "history",
+         "A session's stored events read back with a known event carrying an unknown field.", needs_session=True),
+    Rule("request.unknown-method", "request",
+         "A JSON-RPC request (with an id) from the CLI for a method no SDK knows, right after the handshake: the "
+         "SDK must answer it (method not found, -32601), or the CLI waits for an answer forever."),
 )}
 
 HANDSHAKE_METHODS = ("connect", "ping")
@@ -62,6 +73,11 @@ ENUM_LISTS = ("taskKinds",)  # enum-valued lists the CLI sends in its handshake 
 UNKNOWN_FIELD = "compatMatrixUnknownField"
 UNKNOWN_CAPABILITY = "compat-matrix.unknown-capability"
 UNKNOWN_METHOD = "compatMatrix.unknownNotification"
+UNKNOWN_REQUEST = "compatMatrix.unknownRequest"
+# An integer: SDKs that number their own requests with UUID strings look an id up among their
+# pending requests before taking a message as a request from the other side.
+INJECTED_REQUEST_ID = 7341
+HISTORY_METHOD = "session.getMessages"
 UNKNOWN_EVENT_TYPE = "compat_matrix.unknown_event"
 UNKNOWN_ENUM_VALUE = "compat_matrix_unknown_value"
 MUTATED_EVENT_ID = "00000000-0000-4000-8000-00000000c0de"
@@ -124,6 +140,12 @@ class Mutator:
         if "method" in msg and "id" in msg:
             self.methods[msg["id"]] = str(msg["method"])
 
+    def is_answer_to_injected(self, msg: Message) -> bool:
+        """The SDK's answer to the request we sent in the CLI's name: ours to record, not the
+        CLI's to receive (it never sent that request)."""
+        return (self.rule == "request.unknown-method" and self.injected and msg.get("id") == INJECTED_REQUEST_ID
+                and "method" not in msg and ("result" in msg or "error" in msg))
+
     def to_sdk(self, msg: Message) -> list[Message] | None:
         """Messages to send instead of ``msg``; None to relay it unchanged."""
         rule = self.rule
@@ -148,9 +170,26 @@ class Mutator:
             self.injected = True
             self.applied.append(f"after {method}: {UNKNOWN_METHOD}")
             return [msg, {"jsonrpc": "2.0", "method": UNKNOWN_METHOD, "params": {"value": 1}}]
+        if rule == "request.unknown-method" and method in HANDSHAKE_METHODS and not self.injected:
+            self.injected = True
+            self.applied.append(f"after {method}: request {UNKNOWN_REQUEST} (id {INJECTED_REQUEST_ID})")
+            return [msg, {"jsonrpc": "2.0", "id": INJECTED_REQUEST_ID, "method": UNKNOWN_REQUEST,
+                          "params": {"value": 1}}]
+        if RULES[rule].category == "history":
+            return self._history(msg, rule, method)
         if RULES[rule].needs_session:
             return self._event(msg, rule, method)
         return None
+
+    def _history(self, msg: Message, rule: str, method: str | None) -> list[Message] | None:
+        """The stored events the CLI returns get the mutated event, then a well-formed one."""
+        result = msg.get("result")
+        if method != HISTORY_METHOD or not isinstance(result, dict) or not isinstance(result.get("events"), list):
+            return None
+        mutated = self.event_for(rule.replace("history.", "event.", 1), "")["event"]
+        self.applied.append(f"{HISTORY_METHOD}: +{mutated['type']} event, +canary")
+        events = [*result["events"], mutated, canary("")["event"]]
+        return [{**msg, "result": {**result, "events": events}}]
 
     def _event(self, msg: Message, rule: str, method: str | None) -> list[Message] | None:
         """After session.create's result, schedule the mutated event and then a canary (a
@@ -255,6 +294,9 @@ def main(argv: list[str]) -> int:
 
     def from_sdk(frame: Frame) -> list[bytes]:
         msg = frame.message()
+        if msg is not None and mutator.is_answer_to_injected(msg):
+            transcript.write("sdk->shim", frame, msg, note="answer to the injected request")
+            return []
         if msg is not None:
             mutator.seen_request(msg)
         transcript.write("sdk->cli", frame, msg)

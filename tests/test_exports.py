@@ -30,7 +30,8 @@ def documented() -> dict[str, str]:
 
 
 def rows() -> pd.DataFrame:
-    base = dict(family="copilot-python", probe="handshake", harness_version="4", measured_at="2026-11-30T00:00:00+00:00")
+    base = dict(family="copilot-python", probe="handshake", harness_version="4",
+                measured_at="2026-11-30T00:00:00+00:00")
     made = [
         Row(sdk_version="1.0.4", cli_version="1.0.60", outcome="compatible", protocol=3, seconds=1.5,
             start_seconds=0.5, calls_seconds=0.1, stop_seconds=0.2, node_runtime="node20",

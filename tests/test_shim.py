@@ -68,7 +68,7 @@ def test_unknown_notification_follows_the_handshake_once() -> None:
     assert m.to_sdk({"id": 2, "result": {}}) is None
 
 
-@pytest.mark.parametrize("rule", [r.id for r in RULES.values() if r.needs_session])
+@pytest.mark.parametrize("rule", [r.id for r in RULES.values() if r.category == "event"])
 def test_event_rules_schedule_the_event_then_a_canary_after_session_create(rule: str) -> None:
     m = Mutator(rule)
     m.seen_request({"id": 3, "method": "session.create"})
@@ -87,6 +87,43 @@ def test_event_rules_schedule_the_event_then_a_canary_after_session_create(rule:
         assert event["data"]["role"] == shim.UNKNOWN_ENUM_VALUE
     else:
         assert event["data"]["name"] == 42
+
+
+@pytest.mark.parametrize(("rule", "check"), [
+    ("history.unknown-type", lambda e: e["type"] == shim.UNKNOWN_EVENT_TYPE),
+    ("history.unknown-enum-value",
+     lambda e: e["type"] == "system.message" and e["data"]["role"] == shim.UNKNOWN_ENUM_VALUE),
+    ("history.extra-field", lambda e: e["type"] == "session.info" and shim.UNKNOWN_FIELD in e["data"]),
+])
+def test_history_rules_add_the_event_and_a_canary_to_the_stored_events(rule: str, check) -> None:  # type: ignore[no-untyped-def]
+    m = Mutator(rule)
+    m.seen_request({"id": 3, "method": "session.create"})
+    assert m.to_sdk({"id": 3, "result": {"sessionId": "s-1"}}) is None and m.later == []  # nothing pushed
+    m.seen_request({"id": 4, "method": "session.getMessages"})
+    stored = {"id": "e1", "type": "session.start", "data": {}}
+    out = m.to_sdk({"id": 4, "result": {"events": [stored]}})
+    assert out is not None
+    events = out[0]["result"]["events"]
+    assert events[0] == stored and check(events[1]) and events[1]["id"] == shim.MUTATED_EVENT_ID
+    assert events[2]["id"] == shim.CANARY_EVENT_ID and "sessionId" not in events[1]
+    m.seen_request({"id": 5, "method": "ping"})
+    assert m.to_sdk({"id": 5, "result": {"events": []}}) is None  # only the history call
+
+
+def test_request_rule_sends_one_request_with_an_id_and_keeps_the_answer_from_the_cli() -> None:
+    m = Mutator("request.unknown-method")
+    m.seen_request({"id": "uuid-1", "method": "connect"})
+    out = m.to_sdk({"jsonrpc": "2.0", "id": "uuid-1", "result": {}})
+    assert out is not None and len(out) == 2
+    request = out[1]
+    assert request == {"jsonrpc": "2.0", "id": shim.INJECTED_REQUEST_ID, "method": shim.UNKNOWN_REQUEST,
+                       "params": {"value": 1}}
+    m.seen_request({"id": "uuid-2", "method": "ping"})
+    assert m.to_sdk({"id": "uuid-2", "result": {}}) is None  # once
+    answer = {"jsonrpc": "2.0", "id": shim.INJECTED_REQUEST_ID, "error": {"code": -32601, "message": "nope"}}
+    assert m.is_answer_to_injected(answer)
+    assert not m.is_answer_to_injected({"jsonrpc": "2.0", "id": 9, "result": {}})
+    assert not Mutator("notification.unknown-method").is_answer_to_injected(answer)
 
 
 def test_unknown_enum_value_extends_enum_lists_only_when_present() -> None:

@@ -10,7 +10,7 @@ import pytest
 from matrix.outcomes import Outcome
 from matrix.proc import Result
 from matrix.report_schema import AGENT_REPORT_PREFIX, parse_report
-from matrix.tolerance import classify_tolerance, shim_applied
+from matrix.tolerance import classify_tolerance, injected_answer, shim_applied
 
 LOOP_ERROR = ("Exception in callback CopilotClient._connect_via_stdio.<locals>.handle_notification"
               "('session.event', {...}): ValueError(\"'compat_matrix.unknown_event' is not a valid SessionEventType\")")
@@ -88,3 +88,61 @@ def test_shim_applied_reads_each_line_and_survives_a_torn_last_line(tmp_path: Pa
                     '{"dir": "cli->sdk", "msg": {}}\n{"dir": "shim", "msg": {"appl')
     assert shim_applied(path) == ["a"]
     assert shim_applied(tmp_path / "missing.jsonl") is None
+
+
+HISTORY_STEPS = [*OK_STEPS[:4], {"name": "get_history", "ok": True}, {"name": "ping", "ok": True},
+                 {"name": "stop", "ok": True}]
+
+
+@pytest.mark.parametrize(("rule", "observed", "expected"), [
+    ("history.unknown-type", {"canary": True, "mutated": event("unknown", raw_type="compat_matrix.unknown_event")},
+     Outcome.SURFACED),
+    ("history.unknown-type", {"canary": True, "mutated": None}, Outcome.IGNORED),
+    ("history.unknown-enum-value", {"canary": True, "mutated": event("system.message", has_unknown_value=True)},
+     Outcome.SURFACED),
+    ("history.unknown-enum-value", {"canary": True, "mutated": None}, Outcome.LOST),
+    ("history.extra-field", {"canary": True, "mutated": event("session.info")}, Outcome.IGNORED),
+    ("history.extra-field", {"canary": True, "mutated": event("session.info", has_unknown_field=True)},
+     Outcome.SURFACED),
+    ("history.extra-field", {"canary": False, "mutated": event("session.info")}, Outcome.LOST),
+])
+def test_history_is_judged_on_what_the_call_returned(rule: str, observed: dict, expected: Outcome) -> None:
+    assert outcome(rule, observed, steps=HISTORY_STEPS) == expected
+
+
+def test_a_history_call_that_fails_on_one_event_loses_them_all_and_the_client_lives_on() -> None:
+    failed = [{**s, "ok": False, "error": {"type": "ValueError", "message": "'x' is not a valid SystemMessageRole"}}
+              if s["name"] == "get_history" else s for s in HISTORY_STEPS]
+    assert outcome("history.unknown-enum-value", {}, steps=failed) == Outcome.LOST
+    dead = [{**s, "ok": False, "error": {"type": "ConnectionError", "message": "gone"}}
+            if s["name"] in ("get_history", "ping") else s for s in HISTORY_STEPS]
+    assert outcome("history.unknown-enum-value", {}, steps=dead) == Outcome.FATAL
+
+
+def _answer(transcript: Path, *entries: dict) -> dict | None:
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return injected_answer(transcript)
+
+
+def test_the_answer_to_the_cli_request_is_read_from_the_transcript(tmp_path: Path) -> None:
+    sent = {"t": 1.0, "dir": "shim->sdk",
+            "msg": {"jsonrpc": "2.0", "id": 7341, "method": "compatMatrix.unknownRequest"}}
+    answered = {"t": 1.25, "dir": "sdk->shim", "msg": {"jsonrpc": "2.0", "id": 7341,
+                                                       "error": {"code": -32601, "message": "Method not found"}}}
+    answer = _answer(tmp_path / "t.jsonl", sent, answered)
+    assert answer == {"after_s": 0.25, "error": {"code": -32601, "message": "Method not found"}, "has_result": False}
+    assert _answer(tmp_path / "u.jsonl", sent) is None
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ({"after_s": 0.01, "error": {"code": -32601, "message": "Method not found"}, "has_result": False},
+     Outcome.SURFACED),
+    ({"after_s": 0.01, "error": {"code": -32603, "message": "internal"}, "has_result": False}, Outcome.DOWNGRADED),
+    ({"after_s": 0.01, "error": None, "has_result": True}, Outcome.DOWNGRADED),
+    (None, Outcome.LOST),
+])
+def test_an_unknown_request_must_be_answered_method_not_found(answer: dict | None, expected: Outcome) -> None:
+    doc = {"schema": 1, "steps": OK_STEPS, "observed": {}, "loop_errors": []}
+    stdout = AGENT_REPORT_PREFIX + json.dumps(doc)
+    res = Result(("python",), 0, stdout, "", 0.0, 1.0, False)
+    assert classify_tolerance(parse_report(stdout), res, "request.unknown-method", ["x"], answer).outcome == expected

@@ -10,7 +10,7 @@ from ..envs import GoAgent, UvVenv
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
 from ..store import Row
-from ..tolerance import classify_tolerance, shim_applied
+from ..tolerance import classify_tolerance, injected_answer, shim_applied
 from .agent_run import AgentCommand, node_agent, run_agent
 from .handshake import HandshakeCell, build_row, compile_error_row
 
@@ -49,7 +49,7 @@ def _run_tolerance(agent: str, command: AgentCommand, agent_cfg: dict[str, str],
     cfg = {"step_timeout": cell.call_timeout, "rule": rule, "event_wait": 6, **agent_cfg}
     run = run_agent(agent, cfg, command, cli, runtime, cell.probe_timeout, cell.grace, cell.scratch, reaper,
                     shim_rule=rule, use_shim=True, transcript=transcript)
-    verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript))
+    verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript), injected_answer(transcript))
     observed = run.report.extra.get("observed") if run.report else None
     return build_row(replace(cell, transcript=transcript), "tolerance", rule, run, verdict, runtime, cli,
                      extra={"transcript": str(transcript.relative_to(results.absolute())), "observed": observed,

@@ -60,6 +60,23 @@ async function openSession(sdk, client, handler) {
   return session;
 }
 
+// Read the session's stored events back, as an application replaying a session does
+// (getEvents from 1.0.0-beta.8, getMessages before), and describe what it was handed.
+async function readHistory(session, observed) {
+  const name = typeof session.getEvents === "function" ? "getEvents" : "getMessages";
+  if (typeof session[name] !== "function") {
+    report.not_applicable = "this release cannot read a session's events back";
+    return;
+  }
+  report.api.history = `session.${name}()`;
+  const events = await step("get_history", () => session[name]());
+  if (!report.steps.at(-1).ok) return;
+  const described = (Array.isArray(events) ? events : []).map(describe);
+  observed.events = described.slice(-20);
+  observed.canary = described.some((d) => d.id === CANARY_ID);
+  observed.mutated = described.find((d) => d.id === MUTATED_ID) ?? null;
+}
+
 async function closeSession(session) {
   for (const name of ["disconnect", "destroy"]) {
     if (typeof session?.[name] === "function") return session[name]();
@@ -79,7 +96,7 @@ async function main() {
   try {
     await step("start", () => client.start());
     if (!report.steps.at(-1).ok) return;
-    if (rule.startsWith("result.") || rule.startsWith("notification.")) {
+    if (rule.startsWith("result.") || rule.startsWith("notification.") || rule.startsWith("request.")) {
       const pong = await step("ping", () => client.ping("compat-matrix"));
       observed.ping_unknown_field = contains(pong, UNKNOWN_FIELD);
       if (typeof client.getStatus === "function") {
@@ -89,7 +106,8 @@ async function main() {
       // Whatever the client kept from the handshake (capabilities, task kinds...).
       observed.client_has_unknown_capability = contains(client, UNKNOWN_CAPABILITY);
       observed.client_has_unknown_value = contains(client, UNKNOWN_VALUE);
-      await sleep(500); // a notification injected after the handshake lands
+      // A notification or request injected after the handshake lands (and is answered).
+      await sleep(rule.startsWith("request.") ? 1000 : 500);
     } else {
       if (typeof client.createSession !== "function") {
         report.not_applicable = "this release has no createSession";
@@ -98,6 +116,12 @@ async function main() {
       const events = [];
       const session = await step("create_session", () => openSession(sdk, client, (e) => events.push(e)));
       if (!session) return;
+      if (rule.startsWith("history.")) {
+        await readHistory(session, observed);
+        await step("ping", () => client.ping("compat-matrix"));
+        await step("close_session", () => closeSession(session));
+        return;
+      }
       const deadline = Date.now() + waitMs;
       while (Date.now() < deadline && !events.some((e) => e?.id === CANARY_ID)) await sleep(50);
       const described = events.map(describe);

@@ -100,6 +100,24 @@ async def open_session(client, handler):
     return session
 
 
+async def read_history(session, observed, t):
+    """Read the session's stored events back, as an application replaying a session does
+    (get_events from 1.0, get_messages before), and describe what it was handed."""
+    name = "get_events" if hasattr(session, "get_events") else "get_messages"
+    if not hasattr(session, name):
+        report["not_applicable"] = "this version cannot read a session's events back"
+        return
+    report["api"]["history"] = f"session.{name}()"
+    events = await base.step("get_history", getattr(session, name), t)
+    if events is None:
+        return
+    described = [describe_event(e) for e in events]
+    observed["events"] = described[-20:]
+    observed["canary"] = any(d["id"] == CANARY_ID for d in described)
+    mutated = [d for d in described if d["id"] == MUTATED_ID]
+    observed["mutated"] = mutated[0] if mutated else None
+
+
 async def close_session(session):
     for name in ("disconnect", "destroy"):
         if hasattr(session, name):
@@ -123,7 +141,7 @@ async def main(cfg):
         await base.step("start", client.start, t)
         if not report["steps"][-1]["ok"]:
             return
-        if rule.startswith(("result.", "notification.")):
+        if rule.startswith(("result.", "notification.", "request.")):
             if hasattr(client, "ping"):
                 res = await base.step("ping", lambda: client.ping("compat-matrix"), t)
                 observed["ping_unknown_field"] = contains(res, UNKNOWN_FIELD)
@@ -133,7 +151,8 @@ async def main(cfg):
             # Whatever the client kept from the handshake (capabilities, task kinds...).
             observed["client_has_unknown_capability"] = contains(vars(client), UNKNOWN_CAPABILITY)
             observed["client_has_unknown_value"] = contains(vars(client), UNKNOWN_VALUE)
-            await asyncio.sleep(0.5)  # let a notification injected after the handshake land
+            # Let a notification or request injected after the handshake land (and be answered).
+            await asyncio.sleep(1.0 if rule.startswith("request.") else 0.5)
         else:
             if not hasattr(client, "create_session"):
                 report["not_applicable"] = "this version has no create_session"
@@ -149,6 +168,11 @@ async def main(cfg):
 
             session = await base.step("create_session", opened, t)
             if session is None:
+                return
+            if rule.startswith("history."):
+                await read_history(session, observed, t)
+                await base.step("ping", lambda: client.ping("compat-matrix"), t)
+                await base.step("close_session", lambda: close_session(session), t)
                 return
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline and not any(str(getattr(e, "id", "")) == CANARY_ID for e in events):

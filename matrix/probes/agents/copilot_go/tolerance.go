@@ -128,7 +128,8 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 		return
 	}
 	pingM, _ := method(client, "Ping")
-	if strings.HasPrefix(cfg.Rule, "result.") || strings.HasPrefix(cfg.Rule, "notification.") {
+	if strings.HasPrefix(cfg.Rule, "result.") || strings.HasPrefix(cfg.Rule, "notification.") ||
+		strings.HasPrefix(cfg.Rule, "request.") {
 		res, _ := call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
 		observed["ping_unknown_field"] = seen(res, unknownField)
 		if statusM, sig := method(client, "GetStatus"); sig != "" {
@@ -137,7 +138,12 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 		}
 		observed["client_has_unknown_capability"] = seen(reflect.ValueOf(client).Elem().Interface(), unknownCapability)
 		observed["client_has_unknown_value"] = seen(reflect.ValueOf(client).Elem().Interface(), unknownValue)
-		time.Sleep(500 * time.Millisecond) // a notification injected after the handshake lands
+		// A notification or request injected after the handshake lands (and is answered).
+		if strings.HasPrefix(cfg.Rule, "request.") {
+			time.Sleep(time.Second)
+		} else {
+			time.Sleep(500 * time.Millisecond)
+		}
 		return
 	}
 	var mu sync.Mutex
@@ -146,6 +152,12 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 		return openSession(client, ctx, func(ev any) { mu.Lock(); events = append(events, ev); mu.Unlock() })
 	})
 	if !ok {
+		return
+	}
+	if strings.HasPrefix(cfg.Rule, "history.") {
+		readHistory(reflect.ValueOf(res), observed, timeout)
+		call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
+		closeSession(reflect.ValueOf(res), timeout)
 		return
 	}
 	wait := cfg.EventWait
@@ -182,11 +194,55 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 		}
 	}
 	call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
-	session := reflect.ValueOf(res)
+	closeSession(reflect.ValueOf(res), timeout)
+}
+
+func closeSession(session reflect.Value, timeout time.Duration) {
 	for _, name := range []string{"Disconnect", "Destroy"} {
 		if m := session.MethodByName(name); m.IsValid() {
 			call("close_session", timeout, func(ctx context.Context) (any, error) { return invoke(m, ctx, "") })
-			break
+			return
 		}
 	}
+}
+
+// readHistory reads the session's stored events back, as an application replaying a session
+// does (GetEvents(ctx) from v1.0.0-beta.8, GetMessages(ctx) from v0.1.21, GetMessages() before),
+// and describes what it was handed.
+func readHistory(session reflect.Value, observed map[string]any, timeout time.Duration) {
+	name := "GetEvents"
+	m := session.MethodByName(name)
+	if !m.IsValid() {
+		name = "GetMessages"
+		m = session.MethodByName(name)
+	}
+	if !m.IsValid() {
+		report["not_applicable"] = "this version cannot read a session's events back"
+		return
+	}
+	report["api"].(map[string]any)["history"] = fmt.Sprintf("Session.%s %s", name, m.Type())
+	res, ok := call("get_history", timeout, func(ctx context.Context) (any, error) { return invoke(m, ctx, "") })
+	if !ok {
+		return
+	}
+	var described []map[string]any
+	if v := reflect.ValueOf(res); v.IsValid() && v.Kind() == reflect.Slice {
+		for i := 0; i < v.Len(); i++ {
+			described = append(described, describeEvent(v.Index(i).Interface()))
+		}
+	}
+	observed["canary"] = false
+	observed["mutated"] = nil
+	for _, d := range described {
+		if d["id"] == canaryID {
+			observed["canary"] = true
+		}
+		if d["id"] == mutatedID {
+			observed["mutated"] = d
+		}
+	}
+	if len(described) > 20 {
+		described = described[len(described)-20:]
+	}
+	observed["events"] = described
 }
