@@ -20,7 +20,7 @@ import pandas as pd
 from . import HARNESS_VERSION, __version__, proc
 from .answers_pages import changes_page, drift_page
 from .compare_pages import compare_slug, compared_families
-from .cosmo_pages import STANDIN_CHECKS, standin_frame
+from .cosmo_pages import checks_in, standin_frame
 from .errors import InfraError, UserError
 from .heatmap import save_compare, save_heatmap
 from .notebooks import render_notebooks
@@ -72,7 +72,7 @@ def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
         present = set(part["mutation"])
         _draw_once(assets / f"heatmap-{family}.png", key,
                    partial(save_heatmap, part, f"{family}: checks", columns="mutation", xlabel="check",
-                           order=[c for c in STANDIN_CHECKS if c in present]))
+                           order=[c.name for c in checks_in(part) if c.name in present]))
 
 
 def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, rows_file: Path) -> None:

@@ -65,7 +65,8 @@ def unmeasured(report: AgentReport | None, res: Result) -> Verdict | None:
 
 
 def grade_message(message: str | None) -> tuple[bool | None, bool | None]:
-    """(names the versions involved, tells the user what to do), as seed 000 asks."""
+    """(names the versions involved, tells the user what to do), as the Copilot SDK's version
+    negotiation design asks of a failed handshake."""
     if not message:
         return None, None
     return bool(_VERSION_REF.search(message)), bool(_ACTION.search(message))

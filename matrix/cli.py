@@ -151,6 +151,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))], stored)
             phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))], stored)
             phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())], stored)
+            # The closed sets each release declares were read by the stand-in phase's agents.
+            stored, _ = store.read()
+            phase("closed sets", [c for r in resolved for c in chosen(r, r.closed_set_cells(stored))], stored)
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:

@@ -1,6 +1,6 @@
 """Site pages for families whose other side is our stand-in (Cosmo): the tolerance matrix
 (versions x checks), the identity checks, the strict-server findings, each promise of
-seed 002 next to what every release does, and one page per release with the evidence and
+Cosmo's additive-evolution design next to what every release does, and one page per release with the evidence and
 the stand-in's log of every check."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from .analysis import sort_by_version, sorted_versions
-from .cosmo.checks import CHECKS, Check, checks_of
+from .cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from .pages import badge, esc, esc_raw, flaky_mark
 from .probes.cosmo import PATHS
 from .products import FAMILIES
@@ -26,9 +26,38 @@ _MAX_TEXT = 3000
 
 
 def standin_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows of stand-in families, for checks that still exist."""
+    """The rows of stand-in families, for checks that still exist (named, or a closed set's)."""
     families = [f for f, fam in FAMILIES.items() if fam.standin]
-    return frame[frame["family"].isin(families) & frame["mutation"].isin(STANDIN_CHECKS)]
+    known = frame["mutation"].isin(STANDIN_CHECKS) | frame["mutation"].str.startswith(SET_PREFIX)
+    return frame[frame["family"].isin(families) & known]
+
+
+def checks_in(sub: pd.DataFrame, probe: str | None = None) -> tuple[Check, ...]:
+    """The named checks, then the closed-set checks measured in ``sub``."""
+    sets = tuple(set_check(m) for m in sorted(set(sub["mutation"])) if str(m).startswith(SET_PREFIX))
+    return tuple(c for c in (*CHECKS, *sets) if probe is None or c.probe == probe)
+
+
+def _closed_sets(sub: pd.DataFrame, family: str, own_page: bool = False) -> list[str]:
+    """Every release's closed sets in what the server sends it, as its agent read them from its
+    own models, and the check that probes each."""
+    rows = list(sub.itertuples())
+    lines = ["| SDK | where | field | kind | values | an unknown value, by the release's own type | probed by |",
+             "|---|---|---|---|---|---|---|"]
+    for sdk in sorted_versions(sub["sdk_version"]):
+        sets = declared_sets(rows, family, sdk)
+        for e in sets:
+            check = check_for_set(e)
+            target = f"#{_anchor(check)}" if own_page and check else _version_link(family, sdk, _anchor(check or ""))
+            probe = f"[`{check}`]({target})" if check else "not probed (the stand-in has no message that carries it)"
+            own = {"member": "a member carrying the raw value", "refused": "refused (ValueError)",
+                   "plain str": "a plain str (the field is `Enum | str`)", "named member": "a named member"}.get(
+                str(e.get("unknown")), "decided by the model (Literal or tag)")
+            values = ", ".join(map(str, e.get("values") or []))
+            lines.append(f"| {esc(sdk)} | {esc(e.get('where'))} `{esc(e.get('name'))}` | `{esc(e.get('path'))}` | "
+                         f"{esc(e.get('kind'))} | {esc(values)} | {esc(own)} | {probe} |")
+    return [*lines, ""] if len(lines) > 2 else ["No release's models were read yet.", ""]
+
 
 
 def _detail(row: Any) -> dict[str, Any]:
@@ -157,8 +186,9 @@ def _strict_findings(sub: pd.DataFrame, family: str) -> list[str]:
 
 def _promises(sub: pd.DataFrame, family: str) -> list[str]:
     lines = ["## Promise by promise", "",
-             "Each check: what seed 002 promises, how the probe looks, and what every release did.", ""]
-    for c in CHECKS:
+             "Each check: what Cosmo's additive-evolution design promises, how the probe looks, and what every "
+             "release did.", ""]
+    for c in checks_in(sub):
         part = sort_by_version(sub[sub["mutation"] == c.name], "sdk_version")
         if part.empty:
             continue
@@ -176,10 +206,10 @@ def family_page(frame: pd.DataFrame, family: str, releases: dict[str, str | None
     sub = frame[frame["family"] == family]
     n = len(sorted_versions(sub["sdk_version"]))
     lines = ["---", "hide:", "  - toc", "---", "", f"# {family}", "",
-             f"{esc(fam.description)}: {n} releases × {len(CHECKS)} checks, {len(sub)} cells, each measured by "
+             f"{esc(fam.description)}: {n} releases × {len(checks_in(sub))} checks, {len(sub)} cells, each measured by "
              f"running the release against the stand-in (contract `{esc(fam.standin)}`, in "
-             "`matrix/cosmo/contract.py`), started for that check alone. The stand-in is as strict as seed 002 says "
-             "the real server is; for checks about something else it records what a strict server refuses and "
+             "`matrix/cosmo/contract.py`), started for that check alone. The stand-in is as strict as Cosmo's design "
+             "says the real server is; for checks about something else it records what a strict server refuses and "
              "accepts it anyway, so a release that the strict server refuses is still measured (the refusals are "
              "the strictness checks).", "",
              f"![{family} checks]({'../assets/heatmap-' + family + '.png'}){{ .cm-heatmap }}", "",
@@ -189,10 +219,16 @@ def family_page(frame: pd.DataFrame, family: str, releases: dict[str, str | None
     lines += _paths(sub, family, releases)
     lines += ["## Tolerance", "", "Unknown message types, extra fields, malformed frames and unknown values of every "
               "server-authored enum. Hover a cell for what the release did; click it for the evidence.", ""]
-    lines += _grid(sub, family, checks_of("tolerance"))
+    lines += _grid(sub, family, checks_in(sub, "tolerance"))
+    lines += ["### Closed sets in what the server sends", "",
+              "Read by the agent from each release's own models (the decoder's table of frame types, and what its "
+              "REST calls return): every enum, `Literal` and discriminated-union tag a server-authored value lands "
+              "in. The design names four such enums; every closed set found is probed the same way, with a value "
+              "no release knows, and the `set.` checks above are the ones beyond those four.", ""]
+    lines += _closed_sets(sub, family)
     lines += ["## Identity", "", "What every release says about itself, on the wire and in its API, and whether "
               "its own error codes stay closed.", ""]
-    lines += _grid(sub, family, checks_of("identity"))
+    lines += _grid(sub, family, checks_in(sub, "identity"))
     lines += ["## Strict-server findings", "", "Keys beyond the published contract that a strict server refuses: "
               "findings about that release, not harness errors.", ""]
     lines += _strict_findings(sub, family)
@@ -225,13 +261,16 @@ def version_page(frame: pd.DataFrame, family: str, sdk: str, results: Path) -> s
              f"Probed through `{esc(', '.join(paths) or '?')}`: "
              f"{esc('; '.join(PATHS.get(p, '') for p in paths))}.", "",
              "| check | outcome | what it did |", "|---|---|---|"]
-    for c in CHECKS:
+    checks = checks_in(frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)])
+    for c in checks:
         r = sub.get(c.name)
         if r is not None:
             lines.append(f"| [{c.name}](#{_anchor(c.name)}) | {badge(str(r.outcome))} | "
                          f"{esc(summary(r)).replace('|', '&#124;')} |")
     lines.append("")
-    for c in CHECKS:
+    lines += ["## Closed sets in what the server sends", "", *_closed_sets(
+        frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)], family, own_page=True)]
+    for c in checks:
         r = sub.get(c.name)
         if r is None:
             continue

@@ -251,7 +251,8 @@ def reported_protocol(message: str) -> str | None:
 
 
 def _grade(value: Any) -> str:
-    """Seed 000 asks every failure message to name the versions and say what to do."""
+    """The Copilot SDK's version negotiation design asks every failure message to name the
+    versions and say what to do."""
     return "yes" if value is True else "<b>no</b>" if value is False else ""
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .classify import LEFT_RUNNING
 from .config import Plan, Selection
-from .cosmo.checks import checks_of
+from .cosmo.checks import SET_PREFIX, check_for_set, checks_of, declared_sets
 from .errors import UserError
 from .products import FAMILIES
 from .registry import Discovery
@@ -43,6 +43,19 @@ class Resolved:
             return []
         return [Cell(self.family, s, c, p, check.name) for p in self.probes for check in checks_of(p)
                 for s in self.sdk_versions for c in self.cli_versions]
+
+    def closed_set_cells(self, rows: list[Row]) -> list[Cell]:
+        """A stand-in family's checks of the closed sets each release's own models declare (its
+        agent reads them in every check; the named checks cover four of them): one cell per
+        release and closed set the stand-in can carry."""
+        if not self.standin or "tolerance" not in self.probes:
+            return []
+        cells = []
+        for sdk in self.sdk_versions:
+            names = {check_for_set(e) for e in declared_sets(rows, self.family, sdk)}
+            cells += [Cell(self.family, sdk, cli, "tolerance", name) for name in sorted(n for n in names if n)
+                      if name.startswith(SET_PREFIX) for cli in self.cli_versions]
+        return cells
 
     def cells(self) -> list[Cell]:
         """The handshake cells. Tolerance cells depend on their results: ``tolerance_cells``."""

@@ -28,8 +28,9 @@ def matrix_page(frame: pd.DataFrame, family: str) -> str:
     sub = frame[(frame["probe"] == "tolerance") & (frame["family"] == family)]
     rules = [r for r in RULES if r in set(sub["mutation"])]
     lines = ["---", "hide:", "  - toc", "---", "", f"# {family}: additive tolerance", "",
-             "Each SDK version is started against the newest CLI version it was measured `compatible` with; a "
-             "transparent shim between them applies one rule. A cell links to the transcript of that run.", "",
+             "Each SDK version is started against the newest CLI version it was measured to work with "
+             "(`compatible`, or `degraded` only by what `stop()` left running); a transparent shim between them "
+             "applies one rule. A cell links to the transcript of that run.", "",
              "| rule | category | what the shim does |", "|---|---|---|"]
     lines += [f"| `{r}` | {RULES[r].category} | {esc(RULES[r].description)} |" for r in rules]
     lines += ["", '<div class="cm-table-wrap"><table class="cm-table cm-tolerance" data-cm-sortable><thead><tr>',
@@ -54,7 +55,8 @@ def matrix_page(frame: pd.DataFrame, family: str) -> str:
 
 
 def contract_section(frame: pd.DataFrame, family: str) -> str:
-    """Seed 000's failure contract on the pairs whose handshake failed as it should."""
+    """The failure contract of the Copilot SDK's version negotiation design, on the pairs whose
+    handshake failed as it should."""
     sub = sort_by_version(frame[(frame["probe"] == "contract") & (frame["family"] == family)], "sdk_version")
     if sub.empty:
         return ""
@@ -63,8 +65,9 @@ def contract_section(frame: pd.DataFrame, family: str) -> str:
         return "yes" if ok is True else "<b>no</b>" if ok is False else "?"
 
     lines = ["## Failure contract", "",
-             "Seed 000 promises that after a failed handshake the SDK terminates the CLI, rejects calls that "
-             "were already queued with the same error, and leaves no files behind. Each SDK version is started "
+             "The Copilot SDK's version negotiation design promises that after a failed handshake the SDK "
+             "terminates the CLI, rejects calls that were already queued with the same error, and leaves no "
+             "files behind. Each SDK version is started "
              "against the newest CLI it was measured `refused` or `launch-failed` with, with a `ping` queued "
              "behind `start()`; `stop()` is not called.", "",
              '<table class="cm-table"><thead><tr><th>SDK</th><th>CLI</th><th>how start failed</th>'

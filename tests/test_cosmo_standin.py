@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 
 from matrix.cosmo.contract import SESSION_CONFIG, WS_CLIENT_FRAMES, unknown_keys
-from matrix.cosmo.standin import API, Scenario, running
+from matrix.cosmo.standin import API, AUDIO_FORMAT, Scenario, running
 
 CONFIG = {"type": "session-config", "sdk": {"name": "cosmo-ai-sdk", "version": "0.6.1"},
           "agent": {"type": "inline", "instructions": "Be terse.", "audio": {"output": False}}, "session": {}}
@@ -183,3 +183,12 @@ def test_the_stand_in_listens_on_loopback_only(tmp_path: Path) -> None:
             return _listening(server.port)
 
     assert asyncio.run(run()) == ["0100007F"]  # 127.0.0.1, and nothing on any other address
+
+
+def test_a_server_can_refuse_on_the_data_channel_before_ready(tmp_path: Path) -> None:
+    refusal = {"type": "error", "code": "version_mismatch", "message": "upgrade", "fatal": True}
+    scenario = Scenario(pre_ready=[refusal], close_after_pre_ready=True, echo_text=False)
+    _, _, got = asyncio.run(_session(tmp_path, CONFIG, [], scenario))
+    # The audio preamble, the refusal, then the channel closes: no ready, nothing after.
+    assert got == [AUDIO_FORMAT, refusal]
+    assert [e["kind"] for e in entries(tmp_path / "log.jsonl")][-2:] == ["sent", "closed-before-ready"]

@@ -161,3 +161,54 @@ def test_sdk_raised_error_codes() -> None:
 def test_a_release_that_cannot_be_imported_crashed() -> None:
     outcome, message = verdict("identity.exports", import_error={"type": "SyntaxError", "message": "bad"})
     assert outcome == Outcome.CRASHED and message == "bad"
+
+
+@pytest.mark.parametrize("check", ["identity.version-mismatch", "identity.version-mismatch-frame"])
+def test_version_mismatch_must_be_a_start_error_that_still_says_so(check: str) -> None:
+    g4 = {"raised": {"type": "SessionStartError", "mro": ["SessionStartError", "RealtimeError"],
+                     "code": "handshake_failed", "server_code": "version_mismatch"}}
+    assert verdict(check, g4)[0] == Outcome.KEPT
+    silent = {"raised": {"type": "SessionStartError", "mro": ["SessionStartError"], "code": "ready_timeout",
+                         "server_code": None}}
+    outcome, message = verdict(check, silent)
+    assert outcome == Outcome.BROKEN and "nothing in it says version_mismatch" in message
+    # 0.1-0.5 return from start() and hand the refusal over as an event.
+    handed = {"raised": None, "events": [{"class": "ErrorEvent", "raw_type": None,
+                                          "code": enum_value("version_mismatch", in_list=True)}]}
+    outcome, message = verdict(check, handed)
+    assert outcome == Outcome.BROKEN and "handed ErrorEvent (code 'version_mismatch')" in message
+
+
+def _typed(value: str, kind: str = "enum", in_list: bool = False) -> dict[str, Any]:
+    return {"class": "TranscriptDeltaEvent", "type": "transcript", "at_path": enum_value(value, kind, in_list)}
+
+
+KNOWN_ROLE = [_typed("assistant", in_list=True), CANARY]
+
+
+@pytest.mark.parametrize(("unknown", "expected", "words"), [
+    ([_typed(UNKNOWN), CANARY], Outcome.SURFACED, ""),
+    ([_typed(UNKNOWN, kind="str"), CANARY], Outcome.SURFACED, ""),  # a Literal's raw value, handed through
+    ([{"class": "UnknownEvent", "raw_type": "transcript"}, CANARY], Outcome.DOWNGRADED, "became an UnknownEvent"),
+    ([_typed("assistant", in_list=True), CANARY], Outcome.DOWNGRADED, "arrived as"),
+    ([CANARY], Outcome.LOST, "never reached"),
+    ([{"class": "UnknownEvent", "raw_type": "transcript"}], Outcome.FATAL, "stopped delivering"),
+])
+def test_a_closed_set_read_from_the_release(unknown: list[dict[str, Any]], expected: Outcome, words: str) -> None:
+    outcome, message = verdict("set.transcript.role", {"known": KNOWN_ROLE, "unknown": unknown})
+    assert outcome == expected and words in message
+
+
+def test_a_closed_set_whose_known_control_fails_is_ours_to_fix() -> None:
+    outcome, message = verdict("set.transcript.role", {"known": [{"class": "UnknownEvent", "raw_type": "transcript"},
+                                                                 CANARY], "unknown": [CANARY]})
+    assert outcome == Outcome.HARNESS_ERROR and "does not fit this release" in message
+
+
+def test_a_closed_set_scenario_sends_the_known_frame_then_the_unknown_one() -> None:
+    from matrix.cosmo.checks import FRAME_TEMPLATES
+
+    scenario = scenario_for("set.user-speech-timeout.action.type")
+    (known, canary1), (unknown, canary2) = scenario.sessions
+    assert known == FRAME_TEMPLATES["user-speech-timeout"] and canary1 == canary2
+    assert unknown["action"] == {"type": UNKNOWN, "text": "still there?"} and known["action"]["type"] == "say"

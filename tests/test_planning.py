@@ -59,3 +59,24 @@ def test_a_stand_in_family_plans_every_check_of_its_probes_for_every_version() -
     # It has no handshake, so nothing is planned from handshake verdicts.
     assert cosmo.cells() == [] and cosmo.tolerance_cells(ROWS) == [] and cosmo.contract_cells(ROWS) == []
     assert RESOLVED.standin_cells() == []
+
+
+def test_closed_sets_a_release_declares_become_its_own_checks() -> None:
+    from matrix import HARNESS_VERSION
+    from matrix.cosmo.checks import STANDIN_VERSION
+
+    def declaring(sdk: str, sets: list[dict[str, str]], harness: str = HARNESS_VERSION) -> Row:
+        return Row(family="cosmo-python", sdk_version=sdk, cli_version=STANDIN_VERSION, probe="tolerance",
+                   mutation="frame.extra-field", outcome="ignored", sdk_declared={"closed_sets": sets},
+                   harness_version=harness, measured_at="2026-11-30T00:00:00+00:00")
+
+    role = {"where": "frame", "name": "transcript", "path": "role"}
+    code = {"where": "frame", "name": "error", "path": "code"}  # the named enum.error-code probes it
+    rest = {"where": "rest", "name": "mint", "path": "kind"}  # no stand-in answer carries it
+    stale = {"where": "frame", "name": "turn-complete", "path": "role"}
+    rows = [declaring("0.6.1", [role, code, rest]), declaring("0.6.1", [stale], harness="0"),
+            declaring("0.1.0", [])]
+    cosmo = Resolved("cosmo-python", ["0.1.0", "0.6.1"], [STANDIN_VERSION], ["tolerance"], [], [])
+    assert [(c.sdk_version, c.mutation, c.probe) for c in cosmo.closed_set_cells(rows)] == [
+        ("0.6.1", "set.transcript.role", "tolerance")]
+    assert Resolved("cosmo-python", ["0.6.1"], [STANDIN_VERSION], ["identity"], [], []).closed_set_cells(rows) == []

@@ -1,9 +1,9 @@
 """The published inbound contract of the Cosmo backend, as data: which keys a client may
-send in each message. Anything else is a schema error (seed 002: "the server is strict
+send in each message. Anything else is a schema error (Cosmo's design: "the server is strict
 about inbound keys").
 
 Taken from cosmo-ai-sdk 0.6.x's protocol models (the websocket lane). The local message
-``id`` the 0.x SDKs stamp is accepted as a declared legacy field, as the seed says."""
+``id`` the 0.x SDKs stamp is accepted as a declared legacy field, as the design says."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Small on purpose. What it does in a session is data (a ``Scenario``), not code paths; it
 logs every request, header and frame it receives to a JSON-lines file; it binds only to
-127.0.0.1 on a free port. Strict on inbound keys, as seed 002 says the real server is: an
+127.0.0.1 on a free port. Strict on inbound keys, as Cosmo's design says the real server is: an
 unknown field on session start is a 422 naming the field; on the data channel the frame is
 dropped and the rejection recorded here, never sent back.
 
@@ -48,7 +48,10 @@ class Scenario:
     ``verify`` / ``usage``: the bodies those calls answer with, in order (the last repeats).
     ``echo_text``: answer send-text with model-text. ``lenient``: places ("session-start",
     "data-channel") where keys beyond the contract are recorded but the message accepted, for
-    probes about something else (and to reach the data channel past a refused start)."""
+    probes about something else (and to reach the data channel past a refused start).
+    ``pre_ready``: frames sent on the data channel before ``ready`` (a server refusing the
+    connection there); ``send_ready``: false to never send ``ready``; ``close_after_pre_ready``:
+    end the channel right after the ``pre_ready`` frames."""
 
     sessions: list[list[Any]] = field(default_factory=list)
     start_error: dict[str, Any] | None = None
@@ -56,6 +59,9 @@ class Scenario:
     usage: list[dict[str, Any]] = field(default_factory=lambda: [dict(USAGE)])
     echo_text: bool = True
     lenient: list[str] = field(default_factory=list)
+    pre_ready: list[Any] = field(default_factory=list)
+    send_ready: bool = True
+    close_after_pre_ready: bool = False
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Scenario:
@@ -182,11 +188,23 @@ class StandIn:
         expires = datetime.fromtimestamp(time.time() + 600, UTC).isoformat(timespec="seconds")
         return web.json_response({"jwt": f"jwt-{secrets.token_hex(8)}", "expires_at": expires})
 
-    async def _after_ready(self, channel: _Channel, session_id: str) -> None:
+    async def _after_ready(self, channel: _Channel, session_id: str) -> bool:
+        """The server's side of a session's start; False when the scenario ends the channel
+        before ``ready``."""
+        for frame in self.scenario.pre_ready:
+            self.log("sent", session_id=session_id, frame=frame, before_ready=True)
+            await channel.send(frame)
+        if self.scenario.close_after_pre_ready:
+            self.log("closed-before-ready", session_id=session_id)
+            await channel.close()
+            return False
+        if not self.scenario.send_ready:
+            return True
         await channel.send({"type": "ready", "session_id": session_id, "rejected_tools": []})
         for frame in self.scenario.frames_for(self.index[session_id]):
             self.log("sent", session_id=session_id, frame=frame)
             await channel.send(frame)
+        return True
 
     async def connect(self, request: web.Request) -> web.StreamResponse:
         offered = request.headers.get("Sec-WebSocket-Protocol", "")
@@ -199,7 +217,8 @@ class StandIn:
         session_id = self.sessions[credential]
         channel = _Channel(ws)
         await ws.send_json(AUDIO_FORMAT)
-        await self._after_ready(channel, session_id)
+        if not await self._after_ready(channel, session_id):
+            return ws
         async for msg in ws:
             if msg.type == WSMsgType.BINARY:
                 continue  # microphone audio: nothing to check
@@ -218,7 +237,7 @@ class StandIn:
             return self._error(404, "not_found", f"no room-lane session {session_id}")
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
-        await self._after_ready(channel, session_id)
+        await self._after_ready(channel, session_id)  # a channel closed before ready ends the loop below
         while (text := await channel.queue.get()) is not None:
             await response.write(text.encode() + b"\n")
         self.log("closed", session_id=session_id)
@@ -251,7 +270,8 @@ class StandIn:
         kind = frame.get("type") if isinstance(frame, dict) else None
         if kind == "send-text" and self.scenario.echo_text:
             await channel.send({"type": "model-text", "text": f"echo: {frame.get('content', '')}", "is_final": True})
-            await channel.send({"type": "turn-complete", "role": "assistant"})
+            # The wire spells roles in capitals (every release's own tests do; 0.1.0 knows only those).
+            await channel.send({"type": "turn-complete", "role": "ASSISTANT"})
         elif kind == "ping":
             await channel.send({"type": "pong"})
         elif kind == "end":

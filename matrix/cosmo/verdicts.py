@@ -12,6 +12,7 @@ from ..classify import Verdict, unmeasured
 from ..outcomes import Outcome
 from ..proc import Result
 from ..report_schema import AgentReport, ErrorInfo
+from .checks import SET_PREFIX, set_target
 from .standin import API, Scenario
 
 __all__ = ["UNKNOWN", "judge", "rejections", "session_configs"]
@@ -114,7 +115,7 @@ def _error_event(events: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _enum_verdict(value: dict[str, Any] | None, where: str, detail: dict[str, Any]) -> Verdict:
-    """The seed's promise for an unknown value: a member of the enum carrying the raw
+    """Cosmo's design promise for an unknown value: a member of the enum carrying the raw
     string, which ``value in list(TheEnum)`` tells apart from the named ones."""
     if not value or value.get("value") is None:
         return Verdict(Outcome.LOST, _err("Lost", f"the unknown value never reached the application ({where})"),
@@ -222,16 +223,25 @@ def _identity(check: str, report: AgentReport, log: list[Entry], detail: dict[st
                 "MissingHeader", f"{len(missing)} of {len(seen)} REST calls without X-Cosmo-SDK: {expected_header} "
                                  f"(first: {missing[0]['call']} sent {missing[0]['header']!r})"), detail)
         return Verdict(Outcome.KEPT, None, detail)
-    # identity.version-mismatch
+    # identity.version-mismatch (REST) and identity.version-mismatch-frame (an error frame before ready)
     raised = observed.get("raised")
     detail["raised"] = {k: v for k, v in (raised or {}).items() if k != "traceback"}
     if raised is None:
-        return Verdict(Outcome.BROKEN, _err("NoError", "session start succeeded although the server refused it"),
+        handed = [d for d in observed.get("events") or [] if "code" in d or d.get("raw_type") == "error"]
+        detail["events"] = (observed.get("events") or [])[:5]
+        what = (f"; the application was handed {handed[0]['class']} (code "
+                f"{(handed[0].get('code') or {}).get('value')!r}) on a session that had started" if handed else "")
+        return Verdict(Outcome.BROKEN, _err("NoError", f"session start succeeded although the server refused it{what}"),
                        detail)
-    if "SessionStartError" in (raised.get("mro") or []):
-        return Verdict(Outcome.KEPT, None, detail)
-    return Verdict(Outcome.BROKEN, _err(str(raised.get("type")), f"not a session-start error: "
-                                                                 f"{raised.get('message')}"), detail)
+    if "SessionStartError" not in (raised.get("mro") or []):
+        return Verdict(Outcome.BROKEN, _err(str(raised.get("type")), f"not a session-start error: "
+                                                                     f"{raised.get('message')}"), detail)
+    said = [str(raised.get(k)) for k in ("type", "code", "server_code")]
+    if not any("version_mismatch" in s.lower() or "versionmismatch" in s.lower() for s in said):
+        return Verdict(Outcome.BROKEN, _err(str(raised.get("type")), (
+            f"a session-start error, but nothing in it says version_mismatch (code {raised.get('code')!r}, server "
+            f"code {raised.get('server_code')!r}): {raised.get('message')}")), detail)
+    return Verdict(Outcome.KEPT, None, detail)
 
 
 def _strict(check: str, report: AgentReport, log: list[Entry], detail: dict[str, Any]) -> Verdict:
@@ -260,6 +270,47 @@ def _strict(check: str, report: AgentReport, log: list[Entry], detail: dict[str,
                                                         f"keys beyond the published contract ({found})"), detail)
 
 
+def _closed_set(check: str, report: AgentReport, detail: dict[str, Any]) -> Verdict:
+    """A closed set read from the release's own models, probed as the design asks of every
+    server-authored enum: the unknown value must reach the application (a member carrying the
+    raw value, or the raw string), not fail the event carrying it."""
+    frame, path = set_target(check)
+    observed = report.extra.get("observed", {})
+    known, unknown = observed.get("known") or [], observed.get("unknown") or []
+
+    def typed(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return next((d for d in events if isinstance(d.get("at_path"), dict)), None)
+
+    detail.update(known_event=typed(known), frame=frame, path=path)
+    if typed(known) is None:
+        failed = _step_error(report, "session_known")
+        return Verdict(Outcome.HARNESS_ERROR, failed or _err(
+            "TemplateRefused", f"the stand-in's {frame} frame with a known {path} did not reach the application as "
+                               f"that event: our frame does not fit this release"), detail)
+    if not any(_is_canary(d) for d in unknown):
+        failed = _step_error(report, "session_unknown")
+        return Verdict(Outcome.FATAL, failed or _err(
+            "EventsStopped", f"the session stopped delivering after the {frame} frame with an unknown {path}"), detail)
+    hit = typed(unknown)
+    whole = next((d for d in unknown if d.get("class") == "UnknownEvent" and d.get("raw_type") == frame), None)
+    detail["unknown_event"] = hit or whole
+    if hit is not None and hit["at_path"].get("value") == UNKNOWN:
+        value = hit["at_path"]
+        if value.get("kind") == "enum" and value.get("in_list"):
+            return Verdict(Outcome.DOWNGRADED, _err("Replaced", f"the unknown {path} arrived as a named member"),
+                           detail)
+        return Verdict(Outcome.SURFACED, None, detail)
+    if hit is not None:
+        return Verdict(Outcome.DOWNGRADED, _err("Replaced", f"the unknown {path} arrived as "
+                                                            f"{hit['at_path'].get('value')!r}"), detail)
+    if whole is not None:
+        return Verdict(Outcome.DOWNGRADED, _err(
+            "WholeEventLost", f"the {frame} frame became an UnknownEvent: an unrecognized {path} failed the event "
+                              "carrying it"), detail)
+    return Verdict(Outcome.LOST, _err("Lost", f"the {frame} frame with an unknown {path} never reached the "
+                                              "application"), detail)
+
+
 def judge(check: str, report: AgentReport | None, res: Result, log: list[Entry], scenario: Scenario) -> Verdict:
     early = unmeasured(report, res)
     if early is not None and early.outcome != Outcome.NOT_APPLICABLE:
@@ -273,6 +324,8 @@ def judge(check: str, report: AgentReport | None, res: Result, log: list[Entry],
     if early is not None:
         return early
     detail: dict[str, Any] = {"loop_errors": (report.extra.get("loop_errors") or [])[:10]}
+    if check.startswith(SET_PREFIX):
+        return _closed_set(check, report, detail)
     if check.startswith("frame."):
         return _frames(check, report, detail)
     if check == "enum.error-code":

@@ -1,5 +1,6 @@
-"""Seed 000's failure contract, checked on pairs whose handshake failed: did the SDK
-terminate the CLI, reject the call queued behind the start promptly, and leave no files?"""
+"""The failure contract of the Copilot SDK's version negotiation design, checked on pairs
+whose handshake failed: did the SDK terminate the CLI, reject the call queued behind the
+start promptly, and leave no files?"""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import HARNESS_VERSION, proc
 from ..cosmo import background
+from ..cosmo.checks import SET_PREFIX, set_frames, set_target
 from ..cosmo.standin import Scenario
 from ..cosmo.verdicts import judge
 from ..envs import UvVenv
@@ -38,7 +39,14 @@ PATHS = {
 }
 
 
+_CANARY = {"type": "model-text", "text": "canary", "is_final": True}
+_LENIENT = ["session-start", "data-channel"]
+
+
 def scenario_for(check: str) -> Scenario:
+    if check.startswith(SET_PREFIX):  # a closed set read from a release's models
+        known, unknown = set_frames(check)
+        return Scenario(sessions=[[known, _CANARY], [unknown, _CANARY]], echo_text=False, lenient=list(_LENIENT))
     return Scenario.from_json(SCENARIOS[check])
 
 
@@ -66,7 +74,9 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
     log = standin_log_path(results, cell.family, cell.sdk_version, check)
     log.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
-    cfg = {"check": check, "step_timeout": cell.call_timeout, "event_wait": 8}
+    cfg: dict[str, Any] = {"check": check, "step_timeout": cell.call_timeout, "event_wait": 8}
+    if check.startswith(SET_PREFIX):
+        cfg.update(path=set_target(check)[1], two_sessions=True)
     with background.serving(scenario, log) as server, sandbox(cell.scratch) as box:
         env = {**box.env, "COSMO_BASE_URL": server.url}
         argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / "cosmo_python.py"), json.dumps(cfg))
@@ -91,6 +101,9 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
     return Row(
         family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version, probe=probe,
         mutation=check, outcome=str(verdict.outcome),
+        # What the release's own models say the server may send it: the closed sets, read from its source.
+        sdk_declared={"closed_sets": report.extra.get("closed_sets")} if report and "closed_sets" in report.extra
+        else {},
         error_type=verdict.error.type if verdict.error else None,
         error_message=redact(verdict.error.message) if verdict.error else None,
         seconds=round(res.elapsed, 3), leftovers_killed=[strip_paths(c) for c in res.leftovers], detail=detail,

@@ -1,5 +1,6 @@
-"""Failure-contract agent for github-copilot-sdk (seed 000: "if handshake fails, the SDK
-closes pipes, terminates the CLI, and pending tasks are rejected with the same error").
+"""Failure-contract agent for github-copilot-sdk (the Copilot SDK's version negotiation
+design: "if handshake fails, the SDK closes pipes, terminates the CLI, and pending tasks are
+rejected with the same error").
 
 Run only on pairs the handshake matrix measured as refused or launch-failed. It starts the
 client with a second call queued behind the start, and after the start fails it does NOT

@@ -16,6 +16,7 @@ Two paths, picked by what the release has:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import importlib
 import importlib.metadata
@@ -26,6 +27,8 @@ import pkgutil
 import sys
 import time
 import traceback
+import types
+import typing
 from typing import Any, Callable
 
 PREFIX = "@@compat-matrix-report@@ "
@@ -49,6 +52,7 @@ def err(e: BaseException) -> dict[str, Any]:
     return {"type": type(e).__name__, "module": type(e).__module__, "message": str(e)[:2000],
             "mro": [c.__name__ for c in type(e).__mro__][:8],
             "code": jsonable(getattr(e, "code", None)), "server_code": jsonable(getattr(e, "server_code", None)),
+            "status": jsonable(getattr(e, "status", None)),
             "traceback": "".join(traceback.format_exception(e))[-3000:]}
 
 
@@ -66,7 +70,7 @@ def jsonable(x: Any) -> Any:
 
 def enum_info(x: Any) -> dict[str, Any]:
     """What the application holds for a server-authored enum value. ``in_list`` is the
-    seed's own test: ``value in list(TheEnum)``."""
+    design's own test: ``value in list(TheEnum)``."""
     if isinstance(x, enum.Enum):
         members = list(type(x))
         return {"kind": "enum", "class": type(x).__name__, "value": x.value, "in_list": x in members,
@@ -83,6 +87,8 @@ def describe(ev: Any) -> dict[str, Any]:
         d["code"] = enum_info(ev.code)
     extra = getattr(ev, "model_extra", None) or {}
     d["new_field"] = jsonable(extra.get("compat_matrix_new_field", getattr(ev, "compat_matrix_new_field", None)))
+    if CFG.get("path"):  # a closed-set check: what the application holds at the field under test
+        d["at_path"] = enum_info(_at(ev, CFG["path"])) if _at(ev, CFG["path"]) is not None else None
     return d
 
 
@@ -216,6 +222,121 @@ async def rest_value(name: str, call: Callable[[], Any], attr: str) -> dict[str,
     return {"ok": True, "value": enum_info(getattr(result, attr, None)), "has_attr": hasattr(result, attr)}
 
 
+# -- the closed sets this release decodes, read from its own models ---------------------------
+
+
+def _enum_entry(cls: type) -> dict[str, Any]:
+    """An enum's members, and what the release itself does with a value it does not name."""
+    entry: dict[str, Any] = {"kind": "Enum", "class": f"{cls.__module__}.{cls.__qualname__}",
+                             "values": [m.value for m in cls]}
+    try:
+        got = cls(UNKNOWN)
+        entry["unknown"] = "member" if got not in list(cls) else "named member"
+    except ValueError:
+        entry["unknown"] = "refused"
+    return entry
+
+
+def _walk(tp: Any, path: str, out: list[dict[str, Any]], seen: frozenset, disc: str | None = None) -> None:
+    """Every closed set (Enum, Literal, discriminated-union tag) under one annotation."""
+    from pydantic import BaseModel
+
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Annotated:
+        for meta in args[1:]:
+            found = getattr(meta, "discriminator", None)
+            disc = found if isinstance(found, str) else disc
+        _walk(args[0], path, out, seen, disc)
+    elif origin is typing.Literal:
+        out.append({"path": path, "kind": "Literal", "values": list(args)})
+    elif origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        models = [a for a in members if isinstance(a, type) and issubclass(a, BaseModel)]
+        if disc and models:
+            tags = []
+            for m in models:
+                ann = m.model_fields[disc].annotation if disc in m.model_fields else None
+                tags += list(typing.get_args(ann)) if typing.get_origin(ann) is typing.Literal else []
+            out.append({"path": f"{path}.{disc}", "kind": "tag", "values": tags})
+            for m in models:  # the variants' own fields, but not their tags again
+                _walk_model(m, path, out, seen, skip=disc)
+            return
+        start = len(out)
+        for a in members:
+            _walk(a, path, out, seen)
+        if any(a is str for a in members):  # ``Enum | str``: the set is there, the field is open
+            for entry in out[start:]:
+                if entry["path"] == path:
+                    entry["unknown"] = "plain str"
+    elif origin in (list, tuple, set, frozenset) or (origin is not None and getattr(origin, "__name__", "") in
+                                                    ("Sequence", "list", "tuple")):
+        for a in args:
+            if a is not Ellipsis:
+                _walk(a, f"{path}[]", out, seen)
+    elif origin is dict and len(args) == 2:
+        _walk(args[1], f"{path}{{}}", out, seen)
+    elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+        out.append({"path": path, **_enum_entry(tp)})
+    elif isinstance(tp, type) and issubclass(tp, BaseModel) and tp not in seen:
+        _walk_model(tp, path, out, seen | {tp})
+
+
+def _walk_model(model: Any, prefix: str, out: list[dict[str, Any]], seen: frozenset, skip: str | None = None) -> None:
+    for name, f in model.model_fields.items():
+        key = f.alias or name  # the key the server sends
+        if key == skip:
+            continue
+        ann = f.annotation
+        disc = f.discriminator if isinstance(f.discriminator, str) else None
+        _walk(ann, f"{prefix}.{key}" if prefix else key, out, seen, disc)
+
+
+# REST calls whose answer the release decodes into a model: client method -> where it lands.
+_REST = {"verify": "verify", "get_session_usage": "usage", "mint_token": "mint"}
+
+
+def closed_sets(sdk: "Sdk") -> list[dict[str, Any]]:
+    """Every closed set in what the server sends this release: the decoder's own table of
+    frame types (the frame's ``type`` itself is the dispatch key, checked as frame.unknown-type)
+    and the models its REST calls return, read from the release's source."""
+    found: list[dict[str, Any]] = []
+    try:
+        engine = importlib.import_module("cosmo_ai.session._engine")
+        table = dict(getattr(engine, "_SERVER_EVENT_BY_TYPE", {}) or {})
+    except ImportError:
+        table = {}
+    for wire, model in sorted(table.items()):
+        sets: list[dict[str, Any]] = []
+        _walk_model(model, "", sets, frozenset({model}), skip="type")
+        found += [{"where": "frame", "name": str(wire), "model": model.__name__, **s} for s in sets]
+    client = sdk.client_cls
+    module = sys.modules.get(client.__module__) if client is not None else None
+    for method, where in _REST.items():
+        fn = getattr(client, method, None)
+        if fn is None or module is None:
+            continue
+        try:
+            model = typing.get_type_hints(fn, vars(module), include_extras=True).get("return")
+        except Exception as e:  # noqa: BLE001 - a name imported only for type checkers
+            found.append({"where": "rest", "name": where, "path": "", "kind": "unresolved", "values": [],
+                          "model": f"{type(e).__name__}: {e}"[:200]})
+            continue
+        if isinstance(model, type) and hasattr(model, "model_fields"):
+            sets = []
+            _walk_model(model, "", sets, frozenset({model}))
+            found += [{"where": "rest", "name": where, "model": model.__name__, **s} for s in sets]
+    return found
+
+
+def _at(obj: Any, path: str) -> Any:
+    """The attribute at a dotted path of a decoded event (``action.type``), or None."""
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
 # -- checks -------------------------------------------------------------------------------
 
 
@@ -271,7 +392,7 @@ async def tour(sdk: Sdk, observed: dict[str, Any]) -> None:
 def exports(observed: dict[str, Any]) -> None:
     try:
         ns: dict[str, Any] = {}
-        exec("from cosmo_ai import SDK_NAME, SDK_VERSION", ns)  # the seed's own line
+        exec("from cosmo_ai import SDK_NAME, SDK_VERSION", ns)  # the design's own line
         observed["exports"] = {"ok": True, "SDK_NAME": ns["SDK_NAME"], "SDK_VERSION": ns["SDK_VERSION"]}
     except Exception as e:  # noqa: BLE001
         internal = None
@@ -284,14 +405,23 @@ def exports(observed: dict[str, Any]) -> None:
 
 
 async def check_version_mismatch(sdk: Sdk, observed: dict[str, Any]) -> None:
+    """The server refuses the session (over REST, or with an error frame before ``ready``):
+    what start() raised, and what the application was handed if it did not raise."""
     client = sdk.client()
+    events: list[dict[str, Any]] = []
 
     async def start() -> None:
-        async with client.agent(instructions="Be terse.").start():
-            pass
+        async with client.agent(instructions="Be terse.").start() as session:
+            async def collect() -> None:
+                async for ev in session:
+                    events.append(describe(ev))
+
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                await asyncio.wait_for(collect(), 3.0)
 
     result = await step("start", start)
     observed["raised"] = err(result) if isinstance(result, BaseException) else None
+    observed["events"] = events[:10]
 
 
 def server_error_enum(mod: Any) -> Any:
@@ -353,8 +483,16 @@ async def main() -> None:
         report["not_applicable"] = f"the release contains no client (cosmo_ai exports {names[:20]})"
         return
     report["api"] = {"client": sdk.client_cls.__name__, "path": sdk.path}
+    try:
+        report["closed_sets"] = closed_sets(sdk)
+    except Exception as e:  # noqa: BLE001 - the inventory is evidence, not the check
+        report["closed_sets_error"] = f"{type(e).__name__}: {e}"[:500]
     sdk.patch_room()
-    if check.startswith("frame."):
+    if check.startswith(("frame.", "set.")) and CFG.get("two_sessions"):
+        client = sdk.client()
+        observed["known"] = await session_events(client, "session_known")
+        observed["unknown"] = await session_events(client, "session_unknown")
+    elif check.startswith("frame."):
         await check_frames(sdk, observed)
     elif check == "enum.error-code":
         await check_error_code(sdk, observed)
@@ -366,7 +504,7 @@ async def main() -> None:
         await check_usage(sdk, observed, "usage_status")
     elif check == "enum.sdk-raised-closed":
         check_sdk_raised_closed(sdk, observed)
-    elif check == "identity.version-mismatch":
+    elif check.startswith("identity.version-mismatch"):
         await check_version_mismatch(sdk, observed)
     elif check in ("identity.sdk-block", "identity.rest-header", "identity.exports",
                    "strict.session-start", "strict.data-channel"):
