@@ -80,7 +80,16 @@ def _targets(sub: pd.DataFrame, side: str, against: str) -> list[str]:
     return [against]  # one version: a proposed pin pair
 
 
-def _judge(sdk: str, cli: str, outcome: str | None, error: str | None) -> Judged:
+def _judge(sdk: str, cli: str, outcome: str | None, error: str | None, leaked: list[str] | None = None) -> Judged:
+    judged = _judge_outcome(sdk, cli, outcome, error)
+    if leaked and "running after stop()" not in judged.reason:
+        # A failed start that also left the CLI running: the user hits both.
+        return Judged(sdk, cli, outcome, judged.verdict, f"{judged.reason}; left {', '.join(leaked)} running after "
+                                                         "stop()")
+    return judged
+
+
+def _judge_outcome(sdk: str, cli: str, outcome: str | None, error: str | None) -> Judged:
     if outcome is None:
         return Judged(sdk, cli, None, "unknown", "never measured")
     if outcome in WORKS:
@@ -113,7 +122,9 @@ def can_i_ship(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: st
         hit = sub[(sub["sdk_version"] == pair[0]) & (sub["cli_version"] == pair[1])]
         outcome = str(hit["outcome"].iloc[0]) if not hit.empty else None
         error = hit["error_message"].iloc[0] if not hit.empty else None
-        cells.append(_judge(pair[0], pair[1], outcome, error if isinstance(error, str) else None))
+        leaked = hit["leaked"].iloc[0] if not hit.empty and "leaked" in hit else None
+        cells.append(_judge(pair[0], pair[1], outcome, error if isinstance(error, str) else None,
+                            list(leaked) if isinstance(leaked, list) else None))
     verdicts = {c.verdict for c in cells}
     if "no" in verdicts:
         answer = "no"

@@ -92,6 +92,31 @@ def test_pins_command_prints_specifiers(tmp_path: Path, capsys: pytest.CaptureFi
     assert '"github-copilot-sdk>=1.0.0,<=1.0.1"' in capsys.readouterr().out
 
 
+def test_a_pair_that_leaves_the_cli_running_is_not_a_yes_and_pins_list_it_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s = Store(tmp_path / "leaks")
+    left = "left copilot running after stop() (still alive 5 s after stop() returned)"
+    for cli, outcome, error_type, message, leaked in [
+            ("2.0.0", "compatible", None, None, []), ("2.1.0", "degraded", "LeftRunning", left, ["copilot"]),
+            ("2.2.0", "refused", "RuntimeError", "SDK expects version 2, but server reports version 3", ["copilot"])]:
+        s.append(Row(family="copilot-go", sdk_version="1.0.0", cli_version=cli, probe="handshake", outcome=outcome,
+                     error_type=error_type, error_message=message, leaked=leaked, harness_version="t"))
+    frame, _ = load_frame(tmp_path / "leaks")
+    d = can_i_ship(frame, "copilot-go", sdk="1.0.0", against="all")
+    reasons = {c.cli_version: (c.verdict, c.reason) for c in d.cells}
+    assert d.answer == "no" and reasons["2.0.0"][0] == "yes"
+    assert reasons["2.1.0"] == ("no", f"degraded: {left}")
+    assert reasons["2.2.0"][0] == "no" and reasons["2.2.0"][1].endswith("; left copilot running after stop()")
+    assert main(["pins", "--family", "copilot-go", "--sdk", "1.0.0", "--results", str(tmp_path / "leaks"),
+                 "--json"]) == 0
+    pins = json.loads(capsys.readouterr().out)
+    assert pins["works_with"] == ["@github/copilot@2.0.0"]
+    assert pins["works_but_leaves_cli_running"] == ["@github/copilot@2.1.0"]
+    assert main(["pins", "--family", "copilot-go", "--cli", "2.0.0", "--results", str(tmp_path / "leaks")]) == 0
+    out = capsys.readouterr().out
+    assert "go get github.com/github/copilot-sdk/go@v1.0.0" in out and ">=" not in out
+
+
 def test_diff_lists_regressions_first_and_infra_moves_as_changes(tmp_path: Path) -> None:
     old, _ = load_frame(store(tmp_path, name="old"))
     newer = [c for c in CELLS if c[:2] != ("0.9.0", "1.9.0")]  # a cell gone

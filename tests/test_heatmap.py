@@ -4,7 +4,7 @@ import itertools
 
 import pandas as pd
 
-from matrix.heatmap import heatmap_figure
+from matrix.heatmap import LEAK_MARK, LEAK_TEXT, heatmap_figure
 from matrix.outcomes import OUTCOME_INFO
 
 
@@ -32,3 +32,15 @@ def test_cell_text_is_protocol_for_connected_and_letter_for_failures() -> None:
     ])
     texts = sorted(t.get_text() for t in heatmap_figure(frame, "t").axes[0].texts)
     assert texts == ["3", "R"]
+
+
+def test_a_cell_whose_sdk_left_the_cli_running_is_marked_and_the_legend_says_so() -> None:
+    frame = pd.DataFrame([
+        {"sdk_version": "1.0.0", "cli_version": "1.0.1", "outcome": "degraded", "protocol": 3, "leaked": ["copilot"]},
+        {"sdk_version": "1.0.0", "cli_version": "1.0.2", "outcome": "refused", "protocol": None,
+         "leaked": ["copilot"]},
+        {"sdk_version": "1.0.0", "cli_version": "1.0.3", "outcome": "compatible", "protocol": 3, "leaked": []},
+    ])
+    ax = heatmap_figure(frame, "t").axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == ["3", f"3{LEAK_MARK}", f"R{LEAK_MARK}"]
+    assert LEAK_TEXT in [t.get_text() for t in ax.get_legend().get_texts()]

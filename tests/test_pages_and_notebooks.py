@@ -130,3 +130,24 @@ def test_site_inputs_digest_changes_with_any_docs_file_or_the_config(tmp_path: P
     assert _inputs_digest(tmp_path, strict=True) != second
     (tmp_path / "mkdocs.yml").write_text("site_name: y\n")
     assert len({first, second, _inputs_digest(tmp_path, strict=True), _inputs_digest(tmp_path, strict=False)}) == 4
+
+
+def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    left = "left copilot running after stop() (still alive 5 s after stop() returned)"
+    for sdk, cli, outcome, error_type, message, leaked, gone in [
+            ("1.0.0", "1.0.60", "compatible", None, None, [], 0.31),
+            ("1.0.0", "1.0.70", "degraded", "LeftRunning", left, ["copilot"], None),
+            ("1.0.0", "0.0.420", "refused", "RuntimeError", "SDK expects version 3", ["node npm-loader.js"], None)]:
+        store.append(Row(family="copilot-python", sdk_version=sdk, cli_version=cli, probe="handshake",
+                         outcome=outcome, error_type=error_type, error_message=message, leaked=leaked,
+                         exit_after_stop_seconds=gone, harness_version="t"))
+    frame, _ = load_frame(tmp_path / "r")
+    data = SiteData(frame, {}, "now")
+    sdk = sdk_page(data, "copilot-python", "1.0.0")
+    assert "| left a process it started running after `stop()` | with 2 of 3: 0.0.420, 1.0.70 |" in sdk
+    assert "<td>gone in 0.31 s</td>" in sdk and "<td>left node npm-loader.js running</td>" in sdk
+    assert "Works, but `stop()` leaves the CLI running" in sdk and "@github/copilot@1.0.70" in sdk
+    cli = cli_page(data, "copilot-python", "0.0.420")
+    assert "<td>left node npm-loader.js running</td>" in cli
+    assert "left copilot running" in long_table(frame)
