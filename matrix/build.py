@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -27,9 +28,13 @@ from .notebooks import render_notebooks
 from .pages import SiteData, write_pages
 from .publish import roll
 from .report import INTEGER_COLUMNS, REPORT_COLUMNS, records
+from .storage import StorageError, writing
 from .store import ROWS_FILE, load_frame, load_releases
 
 __all__ = ["BuildResult", "build_site"]
+
+# How Python words an OSError: "[Errno 28] No space left on device: '/path'".
+_OS_ERROR = re.compile(r"\[Errno (\d+)\] ([^:\n']+)")
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,13 @@ def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
 
 
 def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool = True) -> BuildResult:
+    """Every file the build writes (pages, pictures, data, notebooks, the site): a disk that
+    refuses one ends the build with a ``StorageError`` naming it."""
+    with writing(site):
+        return _build(root, results, site, cache, strict)
+
+
+def _build(root: Path, results: Path, site: Path, cache: Path, strict: bool) -> BuildResult:
     t0 = time.monotonic()
     if not (results / ROWS_FILE).exists():
         raise UserError(f"no results in {results}; run `compat-matrix run` first or pass --results DIR")
@@ -129,7 +141,11 @@ def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool 
         # mkdocs is our own tool, not third-party code under test: it gets our environment.
         res = proc.run(proc.Request(tuple(argv), dict(os.environ), root, timeout=600))
         if not res.ok:
-            raise InfraError("mkdocs build", (res.stderr or res.stdout).strip()[-3000:])
+            said = (res.stderr or res.stdout).strip()
+            refused = _OS_ERROR.search(said)
+            if refused:  # MkDocs met the disk, not a page; it writes only into the site directory
+                raise StorageError(site, OSError(int(refused.group(1)), refused.group(2)))
+            raise InfraError("mkdocs build", said[-3000:])
         stamp.write_text(key)
     return BuildResult(site, len(pages), executed, time.monotonic() - t0, warnings)
 

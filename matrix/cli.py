@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +25,7 @@ from .registry import Discovery
 from .report import print_report, to_csv, to_json
 from .runner import Cell, Runner, pending
 from .shard import merge, parse_shard
+from .storage import StorageError, write_atomic
 from .store import Row, Store, load_frame, load_releases, save_releases
 from .versions import sort_key
 
@@ -50,14 +49,6 @@ def _results(args: argparse.Namespace, plan: Plan | None) -> Path:
     if args.results:
         return Path(args.results)
     return Path(plan.run.results if plan else "results")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def cmd_discover(args: argparse.Namespace, console: Console) -> int:
@@ -87,6 +78,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         err_console.print(f"[yellow]warning:[/] killed a process left by a run that was killed: {leftover[:200]}")
     store = Store(_results(args, plan))
     store.check_writable()
+    repaired = store.repair()
+    if repaired:
+        err_console.print(f"[yellow]warning:[/] {repaired}", highlight=False)
     existing, warnings = store.read()
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
@@ -194,7 +188,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         return 0
     text = to_json(frame) if args.format == "json" else to_csv(frame)
     if args.output:
-        _write_atomic(Path(args.output), text)
+        write_atomic(Path(args.output), text)
         console.print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
@@ -296,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         err_console.print(f"[red]error:[/] {err}", highlight=False)
         return EXIT_USER
+    except StorageError as err:  # a full disk under what we keep: our infrastructure, not the input
+        err_console.print(f"[red]infrastructure error:[/] {err}", highlight=False)
+        return EXIT_INFRA
     except InfraError as err:
         err_console.print(f"[red]infrastructure error:[/] {err}", highlight=False)
         return EXIT_INFRA

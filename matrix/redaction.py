@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .storage import write_atomic
+
 __all__ = ["process_label", "redact", "redact_file", "strip_paths"]
 
 _TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
@@ -50,6 +52,4 @@ def redact_file(path: Path) -> None:
         return
     clean = redact(text)
     if clean != text:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(clean, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, clean)

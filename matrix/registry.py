@@ -24,6 +24,7 @@ from . import proc
 from .errors import InfraError, UserError
 from .gotool import go_command
 from .sandbox import install_env
+from .storage import write_atomic
 from .versions import Release, is_prerelease
 
 __all__ = ["Discovery", "pypi_index_url"]
@@ -185,8 +186,4 @@ class Discovery:
             return None
 
     def _store(self, path: Path, releases: list[Release]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"fetched_at": time.time(),
-                                   "releases": [asdict(r) for r in releases]}))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps({"fetched_at": time.time(), "releases": [asdict(r) for r in releases]}))

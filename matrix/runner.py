@@ -39,6 +39,7 @@ from .products.node_sdk import NodeSdk, prepare_node_sdk
 from .sandbox import install_env
 from .schedule import Prefetcher, Slots, Uses, Window
 from .scratch import Scratch
+from .storage import StorageError
 from .store import Row, Store
 from .versions import sort_key
 
@@ -402,6 +403,8 @@ class Runner:
             try:
                 with slots.hold():
                     return self.measure(cell, repeat)
+            except StorageError:
+                raise  # nowhere to keep what is measured: the run ends, cells in flight are not recorded
             except Exception as err:  # our bug: this cell says so, the others are still measured
                 row = self._infra_row(cell, Outcome.HARNESS_ERROR, "harness", err)
                 row = replace(row, detail={**row.detail, "traceback": traceback.format_exc()[-4000:]})

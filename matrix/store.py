@@ -8,6 +8,7 @@ Shards merge by concatenating files.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import UserError
+from .storage import write_atomic, writing
 
 __all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "load_frame", "load_releases", "save_releases"]
 
@@ -25,6 +27,8 @@ ROWS_FILE = "rows.jsonl"
 # Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
 RELEASES_FILE = "releases.json"
 SCHEMA = 1
+_CHUNK = 65536
+KEPT = "every whole row stored so far is kept"
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,13 @@ class Store:
         self.directory = directory
         self.path = directory / ROWS_FILE
         self._lock = threading.Lock()
+        self.notes: list[str] = []  # what a writer repaired, for the run to say
+        self._began = False
 
     def check_writable(self) -> None:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            self._began = True
             probe = self.directory / ".write-test"
             probe.write_text("")
             probe.unlink()
@@ -98,23 +105,55 @@ class Store:
             ) from None
 
     def append(self, row: Row) -> None:
-        line = json.dumps(asdict(row), sort_keys=True, default=str) + "\n"
-        with self._lock:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        """One whole row, or nothing: a write the disk refuses is rolled back to the last
+        whole line and ends the run (``StorageError``)."""
+        line = (json.dumps(asdict(row), sort_keys=True, default=str) + "\n").encode()
+        with self._lock, writing(self.path, KEPT):
+            if not self._began:  # later, a directory that vanished is an error, never made anew
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._began = True
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                # A run killed mid-write leaves a line without its newline; start afresh
-                # so the new row is not glued onto it.
+                self._cut_partial(fd)
                 size = os.fstat(fd).st_size
-                if size:
-                    with open(self.path, "rb") as f:
-                        f.seek(size - 1)
-                        if f.read(1) != b"\n":
-                            line = "\n" + line
-                os.write(fd, line.encode())
-                os.fsync(fd)
+                try:
+                    if os.write(fd, line) != len(line):  # the disk took only part of it
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+                    os.fsync(fd)
+                except OSError:
+                    os.ftruncate(fd, size)
+                    raise
             finally:
                 os.close(fd)
+
+    def repair(self) -> str | None:
+        """Cut a last line that was never finished (a run killed, or a disk that filled, while
+        writing it) back to the last whole row; say so. None when there was nothing to cut."""
+        if not self.path.exists():
+            return None
+        with self._lock, writing(self.path, KEPT):
+            fd = os.open(self.path, os.O_RDWR)
+            try:
+                self._cut_partial(fd)
+            finally:
+                os.close(fd)
+        return self.notes[-1] if self.notes else None
+
+    def _cut_partial(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if not size or os.pread(fd, 1, size - 1) == b"\n":
+            return
+        end = size
+        while end > 0:
+            start = max(0, end - _CHUNK)
+            found = os.pread(fd, end - start, start).rfind(b"\n")
+            if found >= 0:
+                end = start + found + 1
+                break
+            end = start
+        os.ftruncate(fd, end)
+        self.notes.append(f"{self.path}: the last line was never finished (a run was killed, or the disk filled, "
+                          f"while writing it); removed it ({size - end} bytes), every whole row is kept")
 
     def read(self) -> tuple[list[Row], list[str]]:
         """All valid rows, newest per cell last-wins, and a warning per bad line."""
@@ -165,7 +204,4 @@ def save_releases(directory: Path, update: Releases) -> None:
     for family, sides in update.items():
         for side, versions in sides.items():
             data.setdefault(family, {}).setdefault(side, {}).update(versions)
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / (RELEASES_FILE + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    os.replace(tmp, directory / RELEASES_FILE)
+    write_atomic(directory / RELEASES_FILE, json.dumps(data, indent=1, sort_keys=True))

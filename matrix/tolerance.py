@@ -15,7 +15,7 @@ from .proc import Result
 from .report_schema import AgentReport, ErrorInfo
 from .shim import INJECTED_REQUEST_ID
 
-__all__ = ["classify_tolerance", "injected_answer", "shim_applied"]
+__all__ = ["classify_tolerance", "injected_answer", "shim_applied", "transcript_cut"]
 
 # For each known-type event rule: the event type the application should still get.
 _TYPED = {"event.extra-field": "session.info", "event.unknown-enum-value": "system.message",
@@ -49,6 +49,21 @@ def shim_applied(transcript: Path) -> list[str] | None:
         if entry.get("dir") == "shim" and isinstance(entry.get("msg"), dict):
             applied.extend(entry["msg"].get("applied") or [])
     return applied
+
+
+def transcript_cut(transcript: Path) -> bool:
+    """A transcript the shim could not finish writing: emptied (the shim does that when its
+    disk refuses a write) or ending inside a line. No file at all is no relay, not a cut."""
+    try:
+        with transcript.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            if size == 0:
+                return True
+            f.seek(size - 1)
+            return f.read(1) != b"\n"
+    except OSError:
+        return False
 
 
 def injected_answer(transcript: Path) -> dict[str, Any] | None:

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +18,40 @@ def _no_env_leak() -> Iterator[None]:
     before = snapshot()
     yield
     assert snapshot() == before, "test leaked environment changes"
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mount a real, small tmpfs (``size`` as mount takes it, e.g. "96k") and return its
+    directory; skipped with the reason where this machine cannot mount one."""
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        if not shutil.which("mount") or os.geteuid() != 0:
+            pytest.skip("mounting a small tmpfs needs root and mount(8)")
+        where = tmp_path / f"tmpfs-{len(mounted)}"
+        where.mkdir()
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                             capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+@pytest.fixture
+def fill() -> Callable[[Path, int], Path]:
+    """Fill a directory's filesystem up to ``leave`` bytes free with one file (remove it to free them)."""
+    def filling(directory: Path, leave: int) -> Path:
+        st = os.statvfs(directory)
+        free = st.f_bavail * st.f_frsize
+        filler = directory / ".filler"
+        with open(filler, "wb") as f:
+            f.write(b"\0" * max(free - leave, 0))
+        return filler
+
+    return filling

@@ -42,16 +42,30 @@ def test_truncated_last_line_is_reported_and_valid_rows_kept(tmp_path: Path) -> 
     assert f"{path}:2" in warnings[0] and "truncated" in warnings[0]
 
 
-def test_append_after_truncation_starts_a_new_line(tmp_path: Path) -> None:
+def test_the_next_writer_cuts_a_torn_last_line_back_and_says_so(tmp_path: Path) -> None:
     store = Store(tmp_path)
     store.append(row(sdk="0.1.10"))
     path = tmp_path / ROWS_FILE
+    whole = path.read_bytes()
     with open(path, "a") as f:
         f.write('{"family": "copilot-py')  # torn write, no newline
     store.append(row(sdk="0.1.12"))
     rows, warnings = store.read()
     assert sorted(r.sdk_version for r in rows) == ["0.1.10", "0.1.12"]
-    assert len(warnings) == 1 and ":2:" in warnings[0] and "corrupt" in warnings[0]
+    assert warnings == [] and path.read_bytes().startswith(whole + b"{")  # the torn bytes are gone
+    assert len(store.notes) == 1 and "never finished" in store.notes[0] and "(22 bytes)" in store.notes[0]
+
+
+def test_repair_before_a_run(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    assert store.repair() is None  # nothing there yet
+    store.append(row(sdk="0.1.10"))
+    path = tmp_path / ROWS_FILE
+    with open(path, "ab") as f:
+        f.write(b'{"family": "co')
+    note = Store(tmp_path).repair()
+    assert note is not None and str(path) in note
+    assert path.read_bytes().endswith(b"\n") and Store(tmp_path).repair() is None
 
 
 def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:

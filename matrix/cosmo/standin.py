@@ -106,14 +106,22 @@ class StandIn:
         self.index: dict[str, int] = {}  # session id -> its place in the order of starts
         self.started = 0
         self.calls: dict[str, int] = {}
+        self.storage_error: OSError | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def log(self, kind: str, **entry: Any) -> None:
-        with self.log_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"t": round(time.time(), 4), "kind": kind, **entry}, default=str) + "\n")
+        """Record one entry. A disk that refuses it never changes what the SDK sees: the server
+        goes on, and the failure waits in ``storage_error`` for the harness to end the run."""
+        if self.storage_error is not None:
+            return
+        try:
+            with self.log_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"t": round(time.time(), 4), "kind": kind, **entry}, default=str) + "\n")
+        except OSError as err:
+            self.storage_error = err
 
     def _request(self, request: web.Request, body: Any) -> None:
         headers = {k.lower(): ("<redacted>" if k.lower() == "authorization" else v)

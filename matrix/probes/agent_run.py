@@ -20,6 +20,7 @@ from ..products.copilot_cli import CliInstall, Runtime, read_launches, write_lau
 from ..redaction import redact_file
 from ..report_schema import AgentReport, parse_report
 from ..sandbox import sandbox
+from ..storage import writing
 from . import AGENTS_DIR
 
 __all__ = ["AgentCommand", "AgentRun", "node_agent", "python_agent", "run_agent"]
@@ -98,8 +99,9 @@ def run_agent(agent: str, cfg: dict[str, Any], command: AgentCommand, cli: CliIn
         if use_shim:
             config = box.root / "shim.json"
             target = transcript or box.root / "transcript.jsonl"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.unlink(missing_ok=True)
+            with writing(target):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.unlink(missing_ok=True)
             config.write_text(json.dumps({"transcript": str(target), "rule": shim_rule}))
             shim = (Path(proc.harness_python()), config)
         seeded = plant(cli.seed, box.home)

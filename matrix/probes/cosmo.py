@@ -21,6 +21,7 @@ from ..envs import UvVenv
 from ..redaction import redact, redact_file, strip_paths
 from ..report_schema import parse_report
 from ..sandbox import sandbox
+from ..storage import StorageError, writing
 from ..store import Row
 from . import AGENTS_DIR
 from .handshake import HandshakeCell
@@ -72,8 +73,9 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
               reaper: proc.Reaper | None = None) -> Row:
     scenario = scenario_for(check)
     log = standin_log_path(results, cell.family, cell.sdk_version, check)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.unlink(missing_ok=True)
+    with writing(log):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.unlink(missing_ok=True)
     cfg: dict[str, Any] = {"check": check, "step_timeout": cell.call_timeout, "event_wait": 8}
     if check.startswith(SET_PREFIX):
         cfg.update(path=set_target(check)[1], two_sessions=True)
@@ -81,6 +83,8 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
         env = {**box.env, "COSMO_BASE_URL": server.url}
         argv = (str(venv.interpreter), "-I", str(AGENTS_DIR / "cosmo_python.py"), json.dumps(cfg))
         res = proc.run(proc.Request(argv, env, box.root, timeout=cell.probe_timeout, grace=cell.grace), reaper)
+    if server.storage_error is not None:  # the log is evidence the verdict stands on: no row without it
+        raise StorageError(log, server.storage_error)
     redact_file(log)
     report = parse_report(res.stdout)
     entries = _read_log(log)

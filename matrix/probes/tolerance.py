@@ -6,11 +6,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import proc
+from ..classify import Verdict
 from ..envs import GoAgent, UvVenv
+from ..outcomes import Outcome
 from ..products.copilot_cli import CliInstall, Runtime
 from ..products.node_sdk import NodeSdk
+from ..report_schema import ErrorInfo
+from ..storage import ensure_room
 from ..store import Row
-from ..tolerance import classify_tolerance, injected_answer, shim_applied
+from ..tolerance import classify_tolerance, injected_answer, shim_applied, transcript_cut
 from .agent_run import AgentCommand, node_agent, run_agent
 from .handshake import HandshakeCell, build_row, compile_error_row
 
@@ -50,6 +54,10 @@ def _run_tolerance(agent: str, command: AgentCommand, agent_cfg: dict[str, str],
     run = run_agent(agent, cfg, command, cli, runtime, cell.probe_timeout, cell.grace, cell.scratch, reaper,
                     shim_rule=rule, use_shim=True, transcript=transcript)
     verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript), injected_answer(transcript))
+    if transcript_cut(transcript):
+        ensure_room(transcript.parent)  # a full disk ends the run here; otherwise the cell is ours to redo
+        verdict = Verdict(Outcome.HARNESS_ERROR, ErrorInfo(
+            "TranscriptCut", "the shim's transcript was cut short (it could not be written); re-measured next run"))
     observed = run.report.extra.get("observed") if run.report else None
     return build_row(replace(cell, transcript=transcript), "tolerance", rule, run, verdict, runtime, cli,
                      extra={"transcript": str(transcript.relative_to(results.absolute())), "observed": observed,
