@@ -17,6 +17,7 @@ from .analysis import handshake, pin_lines, sorted_versions
 from .bisect import bisect_gap, gaps
 from .cache import cache_root
 from .config import Plan
+from .dataset import Dataset, Sources
 from .diff import diff_frames, render_text, to_json
 from .errors import UserError
 from .products import FAMILIES
@@ -28,10 +29,17 @@ from .store import ROWS_FILE, Store, load_frame
 __all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
 
 
-def _frame(directory: Path) -> pd.DataFrame:
-    if not (directory / ROWS_FILE).exists():
-        raise UserError(f"no results in {directory}; run `compat-matrix run` first or pass --results DIR")
-    frame, _ = load_frame(directory)
+def sources_of(args: argparse.Namespace) -> Sources:
+    """The committed history (``--data``, when it exists) and the local results (``--results``)."""
+    data = Path(getattr(args, "data", None) or "data")
+    return Sources(Path(args.results or "results"), data if Dataset(data).exists() else None)
+
+
+def _frame(sources: Sources) -> pd.DataFrame:
+    frame, _ = sources.frame()
+    if frame.empty:
+        where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
+        raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
     return frame
 
 
@@ -43,7 +51,7 @@ def _family(name: str) -> str:
 
 
 def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
-    decision = can_i_ship(_frame(Path(args.results)), _family(args.family), args.sdk, args.cli, args.against)
+    decision = can_i_ship(_frame(sources_of(args)), _family(args.family), args.sdk, args.cli, args.against)
     if args.json:
         print(decision.to_json())
         return decision.exit_code
@@ -93,13 +101,12 @@ def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = Non
     family = _family(args.family)
     if (args.sdk is None) == (args.cli is None):
         raise UserError("pins needs exactly one of --sdk V or --cli V")
-    results = Path(args.results)
-    frame = _frame(results)
+    frame = _frame(sources_of(args))
     boundaries: list[dict[str, Any]] = []
     if args.bisect:
         assert plan is not None
         boundaries = _bisect(args, plan, frame, console)
-        frame = _frame(results)  # with the probed cells
+        frame = _frame(sources_of(args))  # with the probed cells
     specs = pin_lines(frame, family, args.sdk, args.cli)
     leaky = pin_lines(frame, family, args.sdk, args.cli, leaky=True)
     if args.json:
@@ -152,6 +159,7 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--against", default="supported", metavar="supported|latest:N|all",
                    help="which versions of the other side (default: supported)")
     s.add_argument("--results", default="results")
+    s.add_argument("--data", default="data", help="the committed history (default: data)")
     s.add_argument("--json", action="store_true")
     p = sub.add_parser("pins", help="the other side's measured working range(s) as pip or npm specifiers")
     p.add_argument("--config", default="matrix.toml", help="the matrix config (for --bisect)")
@@ -160,6 +168,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--cli", default=None, metavar="V")
     p.add_argument("--bisect", action="store_true", help="find exact boundaries among unmeasured releases, by probing")
     p.add_argument("--results", default="results")
+    p.add_argument("--data", default="data", help="the committed history (default: data)")
     p.add_argument("--json", action="store_true")
     d = sub.add_parser("diff", help="cells whose outcome changed between two result sets, regressions first")
     d.add_argument("old", help="the older results directory (or its rows.jsonl)")

@@ -22,6 +22,7 @@ from . import HARNESS_VERSION, __version__, proc
 from .answers_pages import changes_page, drift_page
 from .compare_pages import compare_slug, compared_families
 from .cosmo_pages import checks_in, standin_frame
+from .dataset import Sources
 from .errors import InfraError, UserError
 from .heatmap import save_compare, save_heatmap
 from .notebooks import render_notebooks
@@ -29,7 +30,7 @@ from .pages import SiteData, write_pages
 from .publish import roll
 from .report import INTEGER_COLUMNS, REPORT_COLUMNS, records
 from .storage import StorageError, writing
-from .store import ROWS_FILE, load_frame, load_releases
+from .store import frame_of
 
 __all__ = ["BuildResult", "build_site"]
 
@@ -80,11 +81,15 @@ def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
                            order=[c.name for c in checks_in(part) if c.name in present]))
 
 
-def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, rows_file: Path) -> None:
+def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[Path]) -> None:
     """matrix.json (documented keys, with a header), rows.csv and rows.parquet; written again
     only when the stored rows (or our version) changed."""
     out.mkdir(parents=True, exist_ok=True)
-    stored = hashlib.sha256(rows_file.read_bytes()).hexdigest()[:16] if rows_file.exists() else "none"
+    digest = hashlib.sha256()
+    for path in inputs:
+        if path.exists():
+            digest.update(path.read_bytes())
+    stored = digest.hexdigest()[:16]
     key = f"{stored}:{HARNESS_VERSION}:{__version__}:{generated_at}"
     _draw_once(out / "matrix.json", key, lambda _path: _write_twin(frame, out, generated_at))
 
@@ -102,33 +107,34 @@ def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
     flat.to_parquet(out / "rows.parquet", index=False)
 
 
-def build_site(root: Path, results: Path, site: Path, cache: Path, strict: bool = True) -> BuildResult:
+def build_site(root: Path, sources: Sources | Path, site: Path, cache: Path, strict: bool = True) -> BuildResult:
     """Every file the build writes (pages, pictures, data, notebooks, the site): a disk that
-    refuses one ends the build with a ``StorageError`` naming it."""
+    refuses one ends the build with a ``StorageError`` naming it. ``sources``: the dataset and
+    local results (a bare path: local results only)."""
     with writing(site):
-        return _build(root, results, site, cache, strict)
+        return _build(root, sources if isinstance(sources, Sources) else Sources(sources), site, cache, strict)
 
 
-def _build(root: Path, results: Path, site: Path, cache: Path, strict: bool) -> BuildResult:
+def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) -> BuildResult:
     t0 = time.monotonic()
-    if not (results / ROWS_FILE).exists():
-        raise UserError(f"no results in {results}; run `compat-matrix run` first or pass --results DIR")
-    frame, warnings = load_frame(results)
-    if frame.empty:
-        raise UserError(f"{results / ROWS_FILE} holds no valid rows; run `compat-matrix run` first")
+    rows, warnings = sources.rows()
+    if not rows:
+        where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
+        raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
+    frame = frame_of(rows)
     docs = root / "docs"
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
-    data = SiteData(frame=frame, releases=load_releases(results), generated_at=generated_at)
-    previous = roll(results, generated_at)
-    pages = write_pages(data, docs, results)
+    data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
+    previous = roll(sources.results, rows, generated_at)
+    pages = write_pages(data, docs, sources)
     for rel, text in (("drift.md", drift_page(frame)), ("changes.md", changes_page(frame, previous, generated_at))):
         if not (docs / rel).exists() or (docs / rel).read_text() != text:
             (docs / rel).write_text(text)
         pages.append(docs / rel)
     _heatmaps(frame, docs / "assets")
-    _data_twin(frame, docs / "data", generated_at, results / ROWS_FILE)
-    executed = render_notebooks(root / "notebooks", results, docs / "notebooks", cache / "notebooks")
+    _data_twin(frame, docs / "data", generated_at, sources.inputs())
+    executed = render_notebooks(root / "notebooks", sources, docs / "notebooks", cache / "notebooks")
     # MkDocs's output is a function of its config, the docs tree and its own version: when
     # none changed since the last build into this site, that site is already the answer.
     stamp, key = site / ".compat-matrix-build", _inputs_digest(root, strict)

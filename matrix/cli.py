@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,19 +15,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import HARNESS_VERSION, __version__, proc
-from .answers_cli import add_parsers, cmd_can_i_ship, cmd_diff, cmd_pins
+from .answers_cli import add_parsers, cmd_can_i_ship, cmd_diff, cmd_pins, sources_of
 from .cache import cache_root
 from .config import Plan, load_plan
+from .dataset import Dataset, Sources
 from .errors import InfraError, MatrixError, UserError
+from .lock import holding
 from .outcomes import OUTCOME_INFO, Outcome
 from .planning import Resolved, only_new, resolve
 from .products import FAMILIES
 from .registry import Discovery
 from .report import print_report, to_csv, to_json
 from .runner import Cell, Runner, pending
-from .shard import merge, parse_shard
+from .shard import Shard, merge, parse_shard
 from .storage import StorageError, write_atomic
-from .store import Row, Store, load_frame, load_releases, save_releases
+from .store import Row, Store, save_releases
 from .versions import sort_key
 
 __all__ = ["main"]
@@ -71,25 +74,40 @@ def cmd_discover(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _dataset(args: argparse.Namespace) -> Path | None:
+    """The committed history (``--data``, default ``data``), if there is one."""
+    data = Path(getattr(args, "data", None) or "data")
+    return data if Dataset(data).exists() else None
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     shard = parse_shard(args.shard) if args.shard else None  # bad input fails before anything is touched
     plan = _load(args)
-    for leftover in proc.sweep_orphans():
-        err_console.print(f"[yellow]warning:[/] killed a process left by a run that was killed: {leftover[:200]}")
     store = Store(_results(args, plan))
     store.check_writable()
+    with holding(store.directory, wait=args.wait):
+        return _run(args, console, plan, store, shard)
+
+
+def _run(args: argparse.Namespace, console: Console, plan: Plan, store: Store, shard: Shard | None) -> int:
+    for leftover in proc.sweep_orphans():
+        err_console.print(f"[yellow]warning:[/] killed a process left by a run that was killed: {leftover[:200]}")
     repaired = store.repair()
     if repaired:
         err_console.print(f"[yellow]warning:[/] {repaired}", highlight=False)
-    existing, warnings = store.read()
+    data = _dataset(args)
+    sources = Sources(store.directory, data)
+    kept = Dataset(data).read()[0] if data is not None else []
+    _, warnings = sources.rows()
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
-    # --new: ask the registries now, and measure only cells of versions no earlier run selected.
-    disc = _discovery(plan, refresh=args.new)
+    # --new / --refresh: ask the registries now (--new: and measure only cells of versions no
+    # earlier run selected).
+    disc = _discovery(plan, refresh=args.new or args.refresh)
     resolved = resolve(plan, disc, args.family, args.sdk, args.cli, args.probe)
     for w in disc.warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
-    known = load_releases(store.directory)
+    known = sources.releases()
 
     def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
         cells = r.in_shard(cells, shard)
@@ -126,13 +144,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         runner = Runner(plan, store, cache_root(), reaper, on_row)
 
-        def phase(name: str, planned: list[Cell], measured: list[Row]) -> None:
+        def phase(name: str, planned: list[Cell]) -> None:
             nonlocal task
-            todo = pending(planned, measured, args.force or args.repeat > 1)
+            local, _ = store.read()
+            todo = pending(planned, local, kept, args.force or args.repeat > 1, args.stale)
             if not planned:
                 return
-            console.print(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured "
-                          f"by harness {HARNESS_VERSION}, {len(todo)} to measure with {jobs} jobs")
+            console.print(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured, "
+                          f"{len(todo)} to measure with {jobs} jobs")
             task = progress.add_task(name, total=len(todo))
             started = time.monotonic()
             rows.extend(runner.run(todo, jobs, args.repeat, keep_warm=True))
@@ -140,14 +159,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         with contextlib.closing(runner):
             # Handshake first: the tolerance and contract cells are planned from its verdicts.
-            phase("handshake", [c for r in resolved for c in chosen(r, r.cells())], existing)
-            stored, _ = store.read()
-            phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))], stored)
-            phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))], stored)
-            phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())], stored)
+            phase("handshake", [c for r in resolved for c in chosen(r, r.cells())])
+            stored, _ = sources.rows()
+            phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))])
+            phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))])
+            phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())])
             # The closed sets each release declares were read by the stand-in phase's agents.
-            stored, _ = store.read()
-            phase("closed sets", [c for r in resolved for c in chosen(r, r.closed_set_cells(stored))], stored)
+            stored, _ = sources.rows()
+            phase("closed sets", [c for r in resolved for c in chosen(r, r.closed_set_cells(stored))])
     elapsed = time.monotonic() - t0
     counts: dict[str, int] = {}
     for row in rows:
@@ -169,16 +188,17 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                       "their CPU slot to the next cell")
     if runner.env_seconds:
         console.print("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
-    frame, _ = load_frame(store.directory)
+    frame, _ = sources.frame()
     print_report(frame[frame["family"].isin([r.family for r in resolved])], console)
     return EXIT_INFRA if counts.get(Outcome.INFRA_ERROR.value) else 0
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    directory = _results(args, None)
-    if not (directory / "rows.jsonl").exists():
-        raise UserError(f"no results in {directory}; run `compat-matrix run` first or pass --results DIR")
-    frame, warnings = load_frame(directory)
+    sources = sources_of(args)
+    frame, warnings = sources.frame()
+    if frame.empty:
+        raise UserError(f"no results in {sources.data or sources.results}; run `compat-matrix run` first or pass "
+                        "--results DIR")
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
     if args.family:
@@ -222,17 +242,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ask the registries now and measure only cells of releases no earlier run selected")
     r.add_argument("--shard", default=None, metavar="i/n",
                    help="measure only shard i of n (whole SDK versions per shard; merge with `merge`)")
+    r.add_argument("--data", default="data", help="the committed history: its cells are not measured again "
+                                                  "(default: data)")
+    r.add_argument("--stale", action="store_true",
+                   help="also re-measure cells measured by older rules of their probe, and harness errors")
+    r.add_argument("--refresh", action="store_true", help="ask the registries for their releases now")
+    r.add_argument("--wait", action="store_true", help="wait for a run that holds the results directory")
 
     rp = sub.add_parser("report", help="print or export the stored results")
     rp.add_argument("--results", default=None, help="results directory (default: results)")
+    rp.add_argument("--data", default="data", help="the committed history (default: data)")
     rp.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
     rp.add_argument("--format", choices=["table", "json", "csv"], default="table")
     rp.add_argument("--output", default=None, help="write to this file (atomically) instead of stdout")
     b = sub.add_parser("build", help="write the static site (MkDocs Material) from the stored results")
     b.add_argument("--results", default=None, help="results directory (default: results)")
+    b.add_argument("--data", default="data", help="the committed history (default: data)")
     b.add_argument("--site", default="site", help="output directory (default: site)")
     b.add_argument("--root", default=".", help="repository root with mkdocs.yml, docs/, notebooks/")
     add_parsers(sub)
+    f = sub.add_parser("fold", help="fold local results into the committed history (data/)")
+    f.add_argument("--results", default="results", help="the local results to fold (default: results)")
+    f.add_argument("--data", default="data", help="the committed history (default: data)")
+    f.add_argument("--wait", action="store_true", help="wait for a run that holds either directory")
+    v = sub.add_parser("verify", help="re-measure a random sample of stored cells; exit 1 on any disagreement")
+    common(v)
+    v.add_argument("--sample", type=_positive, required=True, metavar="N", help="how many cells")
+    v.add_argument("--seed", type=int, default=0, metavar="S", help="the random draw (default: 0)")
+    v.add_argument("--results", default="results", help="local results (default: results)")
+    v.add_argument("--data", default="data", help="the committed history (default: data)")
+    v.add_argument("--jobs", type=_positive, default=None, help="cells measured at once")
     m = sub.add_parser("merge", help="merge the results of shards into one results directory")
     m.add_argument("out", help="the merged results directory (created; rows are appended)")
     m.add_argument("shards", nargs="+", help="the shards' results directories")
@@ -255,13 +294,69 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
     root = Path(args.root)
     if not (root / "mkdocs.yml").exists():
         raise UserError(f"{root} has no mkdocs.yml; run from the repository root or pass --root DIR")
-    result = build_site(root, _results(args, None), Path(args.site), cache_root())
+    result = build_site(root, sources_of(args), Path(args.site), cache_root())
     for w in result.warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
     ran = [k for k, v in result.notebooks_executed.items() if v]
     console.print(f"built {result.site}/ ({result.pages} generated pages; notebooks executed: "
                   f"{', '.join(ran) or 'none, all cached'}) in {result.seconds:.1f}s")
     return 0
+
+
+def cmd_fold(args: argparse.Namespace, console: Console) -> int:
+    """Fold local measurements into the committed history; the diff is for a reviewer."""
+    results, data = Path(args.results), Path(args.data)
+    if not (results / "rows.jsonl").exists():
+        raise UserError(f"no results in {results} to fold; run `compat-matrix run` first or pass --results DIR")
+    with holding(results, wait=args.wait), holding(data, wait=args.wait):
+        report = Dataset(data).fold(results)
+    moved = report.moved
+    console.print(f"folded {results}/ into {data}/: {len(report.added)} cells added, {len(report.replaced)} "
+                  f"measured again ({len(moved)} changed outcome), {report.unchanged} unchanged, "
+                  f"{len(report.skipped)} infra errors left out (not measurements); {len(report.files)} files "
+                  "written", highlight=False)
+    for was, now in moved:
+        console.print(f"  {now.family} {now.probe} {now.mutation} sdk {now.sdk_version} × {now.cli_version}: "
+                      f"{was.outcome} -> {now.outcome}", highlight=False)
+    if report.files:
+        console.print(f"review with `git diff --stat {data}` and commit what you keep", highlight=False)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    """Re-measure a stratified random sample of stored cells; exit 1 on any disagreement."""
+    from .verify import Check, agreement, sample
+
+    plan = _load(args)
+    sources = sources_of(args)
+    rows, _ = sources.rows()
+    if args.family:
+        rows = [r for r in rows if r.family in args.family]
+    chosen = sample(rows, args.sample, args.seed)
+    if not chosen:
+        raise UserError(f"no stored verdicts to verify in {sources.data or sources.results}")
+    console.print(f"verifying {len(chosen)} of {len(rows)} stored cells (seed {args.seed}), stratified by family "
+                  "and outcome")
+    with tempfile.TemporaryDirectory(prefix="compat-matrix-verify-") as tmp:
+        runner = Runner(plan, Store(Path(tmp)), cache_root(), proc.Reaper())
+        cells = [Cell(r.family, r.sdk_version, r.cli_version, r.probe, r.mutation) for r in chosen]
+        measured = {r.key(): r for r in runner.run(cells, args.jobs or plan.run.jobs)}
+    checks = [Check(r, measured.get(r.key())) for r in chosen]
+    for c in sorted(checks, key=lambda c: (c.verdict != "disagree", c.stored.key())):
+        r = c.stored
+        now = c.now.outcome if c.now else "not measured"
+        console.print(f"  {c.verdict:<9} {r.family} {r.probe} {r.mutation} sdk {r.sdk_version} × {r.cli_version}: "
+                      f"stored {r.outcome}, now {now}", highlight=False, soft_wrap=True)
+        if c.verdict == "disagree" and c.now is not None:
+            for label, row in (("stored", r), ("now", c.now)):
+                console.print(f"      {label:<6} {row.measured_at} harness {row.harness_version}: "
+                              f"{(row.error_message or '').strip()[:300]}", highlight=False, soft_wrap=True)
+    agree, disagree, unknown = agreement(checks)
+    judged = agree + disagree
+    share = f"{100 * agree / judged:.1f} %" if judged else "n/a"
+    console.print(f"agreement: {agree} of {judged} ({share}); {disagree} disagree; {unknown} could not be "
+                  "re-measured (infrastructure or harness errors: not counted)")
+    return 1 if disagree else (EXIT_INFRA if unknown else 0)
 
 
 def cmd_merge(args: argparse.Namespace, console: Console) -> int:
@@ -277,7 +372,8 @@ def cmd_pins_with_plan(args: argparse.Namespace, console: Console) -> int:
 
 
 COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build,
-            "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff, "merge": cmd_merge}
+            "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff, "merge": cmd_merge,
+            "fold": cmd_fold, "verify": cmd_verify}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,13 +6,13 @@ the stand-in's log of every check."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .analysis import sort_by_version, sorted_versions
 from .cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
+from .dataset import Sources
 from .pages import badge, esc, esc_raw, flaky_mark
 from .probes.cosmo import PATHS
 from .products import FAMILIES
@@ -236,12 +236,14 @@ def family_page(frame: pd.DataFrame, family: str, releases: dict[str, str | None
     return "\n".join(lines) + "\n"
 
 
-def _log(results: Path, rel: str | None) -> str:
+def _log(sources: Sources, rel: str | None) -> str:
     if not rel:
         return "<p>No stand-in log for this check.</p>"
     try:
-        entries = [json.loads(x) for x in (results / rel).read_text().splitlines() if x.strip()]
-    except (OSError, ValueError):
+        entries = [json.loads(x) for x in (sources.evidence(rel) or "").splitlines() if x.strip()]
+    except ValueError:
+        entries = []
+    if not entries:
         return "<p>The stand-in log of this check is missing.</p>"
     shown = []
     for e in entries[:_LOG_LINES]:
@@ -253,7 +255,7 @@ def _log(results: Path, rel: str | None) -> str:
     return f'<pre class="cm-err">{esc(chr(10).join(shown) + more)}</pre>'
 
 
-def version_page(frame: pd.DataFrame, family: str, sdk: str, results: Path) -> str:
+def version_page(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -> str:
     sub = {str(r.mutation): r for r in frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)].itertuples()}
     fam = FAMILIES[family]
     paths = sorted({str(_detail(r).get("path") or "") for r in sub.values()} - {""})
@@ -284,11 +286,11 @@ def version_page(frame: pd.DataFrame, family: str, sdk: str, results: Path) -> s
         lines += ["<details><summary>Evidence</summary>", "",
                   f'<pre class="cm-err">{esc(json.dumps(evidence, indent=1, default=str)[:6000])}</pre>', "",
                   "</details>", "", "<details><summary>What the stand-in received and sent</summary>", "",
-                  _log(results, d.get("standin_log")), "", "</details>", ""]
+                  _log(sources, d.get("standin_log")), "", "</details>", ""]
     return "\n".join(lines) + "\n"
 
 
-def cosmo_pages(frame: pd.DataFrame, results: Path, releases: Releases) -> dict[str, str]:
+def cosmo_pages(frame: pd.DataFrame, sources: Sources, releases: Releases) -> dict[str, str]:
     """Relative path -> page text for every stand-in family with rows."""
     sub = standin_frame(frame)
     families = sorted(sub["family"].unique())
@@ -299,5 +301,5 @@ def cosmo_pages(frame: pd.DataFrame, results: Path, releases: Releases) -> dict[
         part = sub[sub["family"] == family]
         pages[f"cosmo/{family}.md"] = family_page(part, family, releases.get(family, {}).get("sdk", {}))
         for sdk in sorted_versions(part["sdk_version"]):
-            pages[f"cosmo/{family}/sdk-{sdk}.md"] = version_page(part, family, sdk, results)
+            pages[f"cosmo/{family}/sdk-{sdk}.md"] = version_page(part, family, sdk, sources)
     return pages

@@ -16,11 +16,11 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbconvert import MarkdownExporter
 
+from .dataset import Sources
 from .errors import MatrixError
 
 __all__ = ["NotebookError", "render_notebooks"]
 
-RESULTS_ENV = "COMPAT_MATRIX_RESULTS"
 
 
 class NotebookError(MatrixError):
@@ -42,16 +42,16 @@ def _key(source: bytes, data: list[Path]) -> str:
     return h.hexdigest()[:20]
 
 
-def execute(path: Path, results: Path, cache: Path, timeout: float = 600) -> tuple[nbformat.NotebookNode, bool]:
+def execute(path: Path, sources: Sources, cache: Path, timeout: float = 600) -> tuple[nbformat.NotebookNode, bool]:
     """The executed notebook and whether it had to run (False: served from the cache)."""
     source = path.read_bytes()
-    key = _key(source, sorted(results.glob("*.json*")))
+    key = _key(source, [*sources.inputs(), *sorted(sources.results.glob("*.json"))])
     cached = cache / f"{path.stem}-{key}.ipynb"
     if cached.exists():
         return nbformat.read(cached, as_version=4), False
     nb = nbformat.reads(source.decode(), as_version=4)
     # The notebook finds the data through this variable, set only for its kernel.
-    env = dict(os.environ, **{RESULTS_ENV: str(results.resolve())})
+    env = dict(os.environ, **sources.env())
     client = NotebookClient(nb, timeout=int(timeout), kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     try:
@@ -69,14 +69,14 @@ def execute(path: Path, results: Path, cache: Path, timeout: float = 600) -> tup
     return nb, True
 
 
-def render_notebooks(notebooks: Path, results: Path, out: Path, cache: Path) -> dict[str, bool]:
+def render_notebooks(notebooks: Path, sources: Sources, out: Path, cache: Path) -> dict[str, bool]:
     """Execute (or reuse) each notebook and write ``out/NAME.md`` plus its images.
     Returns notebook name -> whether it was executed this time."""
     executed: dict[str, bool] = {}
     exporter = MarkdownExporter()
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted(notebooks.glob("*.ipynb")):
-        nb, ran = execute(path, results, cache)
+        nb, ran = execute(path, sources, cache)
         executed[path.stem] = ran
         files_dir = f"{path.stem}_files"
         body, resources = exporter.from_notebook_node(nb, resources={"output_files_dir": files_dir})

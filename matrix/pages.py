@@ -28,6 +28,7 @@ from .analysis import (
     upgrade_advice,
     working_ranges,
 )
+from .dataset import Sources
 from .ecosystems import get
 from .heatmap import LEAK_MARK, LEAK_TEXT
 from .outcomes import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES, Outcome
@@ -439,7 +440,7 @@ def pins_page(data: SiteData) -> str:
     return "\n".join(lines)
 
 
-def write_pages(data: SiteData, docs: Path, results: Path | None = None) -> list[Path]:
+def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> list[Path]:
     """Write every generated page under ``docs``; returns the files written."""
     written: list[Path] = []
 
@@ -470,9 +471,10 @@ def write_pages(data: SiteData, docs: Path, results: Path | None = None) -> list
     from .cosmo_pages import cosmo_pages
     from .tolerance_pages import tolerance_pages
 
-    for rel, text in tolerance_pages(data.frame, results or docs).items():
+    sources = sources or Sources(docs)
+    for rel, text in tolerance_pages(data.frame, sources).items():
         put(rel, text)
-    for rel, text in cosmo_pages(data.frame, results or docs, data.releases).items():
+    for rel, text in cosmo_pages(data.frame, sources, data.releases).items():
         put(rel, text)
     # Pages of versions no longer in the results must not stay published.
     keep = set(written)

@@ -10,12 +10,12 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .store import ROWS_FILE, load_frame
+from .store import ROWS_FILE, Row, load_frame
 
 __all__ = ["Snapshot", "roll"]
 
@@ -28,16 +28,12 @@ class Snapshot:
     generated_at: str
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _copy(src_rows: Path, dest: Path, generated_at: str) -> None:
+def _copy(text: bytes, dest: Path, generated_at: str) -> None:
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    shutil.copyfile(src_rows, tmp / ROWS_FILE)
-    (tmp / STAMP).write_text(json.dumps({"generated_at": generated_at, "sha256": _digest(src_rows)}))
+    (tmp / ROWS_FILE).write_bytes(text)
+    (tmp / STAMP).write_text(json.dumps({"generated_at": generated_at, "sha256": hashlib.sha256(text).hexdigest()}))
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
 
@@ -50,15 +46,16 @@ def _stamp(directory: Path) -> dict[str, str]:
     return data if isinstance(data, dict) else {}
 
 
-def roll(results: Path, generated_at: str) -> Snapshot | None:
-    """Record the current rows as published; return the previous distinct publish, if any."""
-    rows = results / ROWS_FILE
+def roll(results: Path, rows: list[Row], generated_at: str) -> Snapshot | None:
+    """Record ``rows`` as published (under ``results``); return the previous distinct publish, if any."""
+    text = "".join(json.dumps(asdict(r), sort_keys=True, default=str) + "\n"
+                   for r in sorted(rows, key=Row.key)).encode()
     published, previous = results / "published", results / "previous"
-    if _stamp(published).get("sha256") != _digest(rows):
+    if _stamp(published).get("sha256") != hashlib.sha256(text).hexdigest():
         if (published / ROWS_FILE).exists():
             shutil.rmtree(previous, ignore_errors=True)
             os.replace(published, previous)
-        _copy(rows, published, generated_at)
+        _copy(text, published, generated_at)
     if not (previous / ROWS_FILE).exists():
         return None
     frame, _ = load_frame(previous)

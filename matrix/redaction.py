@@ -3,12 +3,13 @@ environment cache say nothing about the SDK and differ per machine: shortened.""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from .storage import write_atomic
 
-__all__ = ["process_label", "redact", "redact_file", "strip_paths"]
+__all__ = ["process_label", "redact", "redact_file", "scrub_paths", "strip_paths"]
 
 _TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
                        r"(?:sk|xox[abp])-[A-Za-z0-9-]{20,})\b")
@@ -20,6 +21,29 @@ _ENV_PATH = re.compile(r"/[^\s'\"]*?/envs/(sdk|cli|runtime)/[^/\s'\"]+/([^/\s'\"
 
 def redact(text: str) -> str:
     return _ENV_PATH.sub(r"<\1 env \2>", _TOKENISH.sub("[redacted-token]", text))
+
+
+def _machine_roots() -> tuple[str, ...]:
+    """Directories whose names differ per machine or say who ran it."""
+    import tempfile
+
+    found = {str(Path.home()), tempfile.gettempdir(), str(Path.cwd()), os.environ.get("COMPAT_MATRIX_CACHE", ""),
+             "/root", "/tmp", "/var/tmp", "/home", "/Users"}  # noqa: S108 (names to cut, not to use)
+    return tuple(sorted((r.rstrip("/") for r in found if r and r != "/"), key=len, reverse=True))
+
+
+_SEGMENT = r"[^/\s'\"(),:;\]\[]+"
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` as stored data may hold it: environment paths as ``redact`` writes them, and
+    any other path under a home, a temporary or a working directory cut to ``<path>/`` and
+    its last part (which names the file, not the machine)."""
+    text = redact(text)
+    roots = "|".join(re.escape(r) for r in _machine_roots())
+    pattern = re.compile(rf"(?:{roots})(?:/{_SEGMENT})*?/(?P<last>{_SEGMENT})(?=$|[\s'\"(),:;\]\[])")
+    text = pattern.sub(lambda m: f"<path>/{m.group('last')}", text)
+    return re.sub(rf"(?<![\w<>/])(?:{roots})(?=$|[\s'\"(),:;\]\[])", "<path>", text)
 
 
 def strip_paths(command: str) -> str:

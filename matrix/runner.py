@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import HARNESS_VERSION, proc
+from . import proc, rules_version
 from .config import Plan
 from .envs import Environment, GoAgent, NpmPrefix, UvVenv, evict, make_env, with_retries
 from .errors import InfraError, UninstallableError, UserError
@@ -43,7 +43,7 @@ from .storage import StorageError
 from .store import Row, Store
 from .versions import sort_key
 
-__all__ = ["NO_CLI", "Cell", "Runner", "pending"]
+__all__ = ["NO_CLI", "Cell", "Runner", "is_stale", "pending"]
 
 UNINSTALLABLE_TTL = 7 * 24 * 3600
 NO_CLI = "none"  # cli_version of a tolerance cell whose SDK version has no compatible CLI
@@ -68,12 +68,20 @@ class Cell:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
 
 
-def pending(cells: Iterable[Cell], rows: Iterable[Row], force: bool) -> list[Cell]:
-    """Cells not yet measured by this harness version (infra and harness errors are measured again)."""
+def is_stale(row: Row) -> bool:
+    """Measured by older rules of its probe, or never given a verdict (a harness error)."""
+    return row.harness_version != rules_version(row.probe) or row.outcome == Outcome.HARNESS_ERROR.value
+
+
+def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (), force: bool = False,
+            stale: bool = False) -> list[Cell]:
+    """The cells to measure: those with no row yet, and local infrastructure or harness errors
+    (never verdicts; ``kept``, the committed history, holds none of the first). A stale row
+    (``is_stale``) counts as measured unless ``stale``; ``force``: every cell."""
     if force:
         return list(cells)
-    done = {r.key() for r in rows if r.harness_version == HARNESS_VERSION
-            and r.outcome not in RETRY_OUTCOMES}
+    done = {r.key() for r in kept if not (stale and is_stale(r))}
+    done |= {r.key() for r in local if r.outcome not in RETRY_OUTCOMES and not (stale and is_stale(r))}
     return [c for c in cells if c.key() not in done]
 
 
@@ -191,7 +199,8 @@ class Runner:
                    probe=cell.probe, mutation=cell.mutation, outcome=str(outcome),
                    error_type=type(err).__name__ if isinstance(err, Exception) else None,
                    error_message=message, detail={"side": side} if side else {},
-                   harness_version=HARNESS_VERSION, measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   harness_version=rules_version(cell.probe),
+                   measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
                    host=socket.gethostname())
 
 

@@ -21,7 +21,8 @@ import pandas as pd
 from .errors import UserError
 from .storage import write_atomic, writing
 
-__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "load_frame", "load_releases", "save_releases"]
+__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "frame_of", "load_frame", "load_releases",
+           "parse_row", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
 # Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
@@ -73,7 +74,7 @@ class Row:
 _FIELDS = {f.name for f in fields(Row)}
 
 
-def _parse(line: str) -> Row:
+def parse_row(line: str) -> Row:
     data = json.loads(line)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
@@ -168,7 +169,7 @@ class Store:
             if not line.strip():
                 continue
             try:
-                row = _parse(line)
+                row = parse_row(line)
             except (ValueError, TypeError) as err:
                 what = "truncated last line (a run was killed while writing)" if n - 1 == last \
                     else f"corrupt line ({err})"
@@ -178,13 +179,17 @@ class Store:
         return list(rows.values()), warnings
 
 
+def frame_of(rows: list[Row]) -> pd.DataFrame:
+    """Rows as one DataFrame, one row per cell, every column present even when empty."""
+    columns = [f.name for f in fields(Row)]
+    # A shallow copy per row: asdict's deep copy of every detail dict cost seconds on a whole history.
+    return pd.DataFrame([{c: getattr(r, c) for c in columns} for r in rows], columns=columns)
+
+
 def load_frame(directory: Path) -> tuple[pd.DataFrame, list[str]]:
     """The results as one DataFrame, one row per cell (the site and reports read only this)."""
     rows, warnings = Store(directory).read()
-    columns = [f.name for f in fields(Row)]
-    # A shallow copy per row: asdict's deep copy of every detail dict cost seconds on a whole history.
-    frame = pd.DataFrame([{c: getattr(r, c) for c in columns} for r in rows], columns=columns)
-    return frame, warnings
+    return frame_of(rows), warnings
 
 
 Releases = dict[str, dict[str, dict[str, str | None]]]

@@ -5,12 +5,12 @@ answered, what the shim injected)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .analysis import sort_by_version, sorted_versions
+from .dataset import Sources
 from .pages import badge, esc, esc_raw, flaky_mark
 from .products import FAMILIES
 from .shim import RULES
@@ -92,10 +92,12 @@ def contract_section(frame: pd.DataFrame, family: str) -> str:
     return "\n".join(lines)
 
 
-def _transcript(path: Path) -> str:
+def _transcript(text: str | None) -> str:
     try:
-        entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    except (OSError, ValueError):
+        entries = [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+    except ValueError:
+        entries = []
+    if not entries:
         return "<p>No transcript was recorded for this cell.</p>"
     rows = ['<table class="cm-table cm-transcript"><thead><tr><th>t (s)</th><th>direction</th>'
             "<th>message</th></tr></thead><tbody>"]
@@ -112,7 +114,7 @@ def _transcript(path: Path) -> str:
     return "\n".join(rows)
 
 
-def cell_page(row: Any, results: Path) -> str:
+def cell_page(row: Any, sources: Sources) -> str:
     detail: dict[str, Any] = row.detail if isinstance(row.detail, dict) else {}
     rule = RULES.get(str(row.mutation))
     lines = [f"# {esc(row.sdk_version)} × `{esc(row.mutation)}`", "",
@@ -136,11 +138,11 @@ def cell_page(row: Any, results: Path) -> str:
     lines += ["## Transcript", "", "`sdk->cli`: what the SDK sent; `cli->sdk`: what the CLI answered; "
               "`shim->sdk`: what the shim injected or changed.", ""]
     transcript = detail.get("transcript")
-    lines.append(_transcript(results / transcript) if transcript else "<p>No transcript for this cell.</p>")
+    lines.append(_transcript(sources.evidence(transcript)) if transcript else "<p>No transcript for this cell.</p>")
     return "\n".join(lines) + "\n"
 
 
-def tolerance_pages(frame: pd.DataFrame, results: Path) -> dict[str, str]:
+def tolerance_pages(frame: pd.DataFrame, sources: Sources) -> dict[str, str]:
     """Relative path -> page text, for every family with tolerance rows."""
     pages: dict[str, str] = {}
     standin = [f for f, fam in FAMILIES.items() if fam.standin]  # their pages: cosmo_pages
@@ -152,5 +154,5 @@ def tolerance_pages(frame: pd.DataFrame, results: Path) -> dict[str, str]:
         pages[f"tolerance/{family}.md"] = matrix_page(frame, family) + "\n" + contract_section(frame, family)
         for row in sort_by_version(tol[tol["family"] == family], "sdk_version").itertuples():
             pages[f"tolerance/{family}/{_cell_slug(str(row.sdk_version), str(row.mutation))}.md"] = \
-                cell_page(row, results)
+                cell_page(row, sources)
     return pages

@@ -179,11 +179,15 @@ def test_gaps_and_bisect_find_the_exact_boundary_with_few_probes() -> None:
 
 def test_publish_snapshots_compare_the_last_two_distinct_publishes(tmp_path: Path) -> None:
     results = store(tmp_path)
-    assert roll(results, "t1") is None  # the first publish
-    assert roll(results, "t1") is None  # unchanged: still nothing before it
+
+    def rows() -> list[Row]:
+        return Store(results).read()[0]
+
+    assert roll(results, rows(), "t1") is None  # the first publish
+    assert roll(results, rows(), "t1") is None  # unchanged: still nothing before it
     Store(results).append(Row(family="copilot-python", sdk_version="1.0.2", cli_version="2.0.0",
                               probe="handshake", outcome="compatible"))
-    previous = roll(results, "t2")
+    previous = roll(results, rows(), "t2")
     assert previous is not None and previous.generated_at == "t1" and len(previous.frame) == len(CELLS)
-    again = roll(results, "t2")  # a rebuild of the same data shows the same comparison
+    again = roll(results, rows(), "t2")  # a rebuild of the same data shows the same comparison
     assert again is not None and again.generated_at == "t1"

@@ -6,6 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from matrix.dataset import Sources
 from matrix.notebooks import NotebookError, execute
 from matrix.pages import SiteData, cli_page, long_table, sdk_page
 from matrix.store import Row, Store, load_frame
@@ -90,19 +91,19 @@ def test_notebook_runs_once_then_comes_from_the_cache(tmp_path: Path) -> None:
     results = stored(tmp_path)
     code = "import os; print(len(open(os.environ['COMPAT_MATRIX_RESULTS'] + '/rows.jsonl').readlines()))"
     path = notebook(tmp_path, code)
-    nb, ran = execute(path, results, tmp_path / "cache")
+    nb, ran = execute(path, Sources(results), tmp_path / "cache")
     assert ran and nb.cells[0].outputs[0]["text"].strip() == "3"
-    _, ran_again = execute(path, results, tmp_path / "cache")
+    _, ran_again = execute(path, Sources(results), tmp_path / "cache")
     assert not ran_again
     Store(results).append(Row(family="f", sdk_version="9", cli_version="9", probe="handshake", outcome="hang"))
-    nb, ran_after_change = execute(path, results, tmp_path / "cache")
+    nb, ran_after_change = execute(path, Sources(results), tmp_path / "cache")
     assert ran_after_change and nb.cells[0].outputs[0]["text"].strip() == "4"
 
 
 def test_failing_cell_names_the_notebook(tmp_path: Path) -> None:
     path = notebook(tmp_path, "raise ValueError('boom in cell')")
     with pytest.raises(NotebookError) as exc:
-        execute(path, stored(tmp_path), tmp_path / "cache")
+        execute(path, Sources(stored(tmp_path)), tmp_path / "cache")
     assert "probe.ipynb" in str(exc.value) and "boom in cell" in str(exc.value)
 
 

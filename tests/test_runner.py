@@ -4,7 +4,7 @@ from pathlib import Path
 
 from matrix import HARNESS_VERSION, proc
 from matrix.config import Plan
-from matrix.runner import Cell, Runner, order, pending
+from matrix.runner import Cell, Runner, is_stale, order, pending
 from matrix.store import Row, Store
 
 
@@ -18,9 +18,19 @@ CELLS = [Cell("f", s, "1.0.0", "handshake") for s in ("1", "2", "3", "4")]
 
 def test_incremental_skips_measured_cells_only() -> None:
     rows = [row("1", "compatible"), row("2", "infra-error"), row("3", "refused", harness="0")]
-    todo = pending(CELLS, rows, force=False)
-    # 2: infra errors are not verdicts, re-measured; 3: another harness version; 4: new.
-    assert [c.sdk_version for c in todo] == ["2", "3", "4"]
+    # 2: infra errors are not verdicts, re-measured; 3: stale (older rules), but measured; 4: new.
+    assert [c.sdk_version for c in pending(CELLS, rows)] == ["2", "4"]
+    # --stale: exactly the stale ones too.
+    assert [c.sdk_version for c in pending(CELLS, rows, stale=True)] == ["2", "3", "4"]
+
+
+def test_the_committed_history_counts_as_measured_and_its_harness_errors_are_stale() -> None:
+    kept = [row("1", "compatible"), row("2", "harness-error"), row("3", "refused", harness="0")]
+    local = [row("4", "harness-error")]  # a local one is measured again, as before
+    assert [c.sdk_version for c in pending(CELLS, local, kept)] == ["4"]
+    assert [c.sdk_version for c in pending(CELLS, local, kept, stale=True)] == ["2", "3", "4"]
+    assert is_stale(row("2", "harness-error")) and is_stale(row("3", "refused", harness="0"))
+    assert not is_stale(row("1", "compatible"))
 
 
 def test_force_remeasures_everything() -> None:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import HARNESS_VERSION, proc
+from .. import proc, rules_version
 from ..cosmo import background
 from ..cosmo.checks import SET_PREFIX, set_frames, set_target
 from ..cosmo.standin import Scenario
@@ -111,6 +111,6 @@ def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results
         error_type=verdict.error.type if verdict.error else None,
         error_message=redact(verdict.error.message) if verdict.error else None,
         seconds=round(res.elapsed, 3), leftovers_killed=[strip_paths(c) for c in res.leftovers], detail=detail,
-        harness_version=HARNESS_VERSION, measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        harness_version=rules_version(probe), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import HARNESS_VERSION, proc
+from .. import proc, rules_version
 from ..classify import LEFT_RUNNING, Verdict, after_stop, classify_handshake, grade_message
 from ..envs import GoAgent, UvVenv
 from ..forkserver import ForkServers
@@ -127,7 +127,7 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         leaked=[process_label(c) for c in gone.get("leaked") or []] if gone else [],
         wrong_cli=verdict.wrong_cli,
         detail=detail,
-        harness_version=HARNESS_VERSION,
+        harness_version=rules_version(probe),
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )
