@@ -86,7 +86,9 @@ def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (
 
 
 def order(cells: Iterable[Cell]) -> list[Cell]:
-    return sorted(cells, key=lambda c: (c.family, sort_key(c.cli_version), sort_key(c.sdk_version)))
+    """By CLI release first, across families: each CLI is installed once, used by every cell that
+    needs it (the Copilot families share their CLIs), and can then be evicted."""
+    return sorted(cells, key=lambda c: (sort_key(c.cli_version), c.family, sort_key(c.sdk_version)))
 
 
 class Runner:

@@ -37,6 +37,11 @@ def test_force_remeasures_everything() -> None:
     assert pending(CELLS, [row("1", "compatible")], force=True) == CELLS
 
 
+def test_order_uses_each_cli_for_every_family_before_the_next() -> None:
+    cells = [Cell("b", "1", "1.0.10", "h"), Cell("a", "1", "1.0.10", "h"), Cell("b", "1", "1.0.2", "h")]
+    assert [(c.cli_version, c.family) for c in order(cells)] == [("1.0.2", "b"), ("1.0.10", "a"), ("1.0.10", "b")]
+
+
 def test_order_groups_by_cli_then_sdk_numerically() -> None:
     cells = [Cell("f", "0.1.10", "1.0.2", "h"), Cell("f", "0.1.9", "1.0.10", "h"), Cell("f", "0.1.9", "1.0.2", "h")]
     assert [(c.cli_version, c.sdk_version) for c in order(cells)] == [
