@@ -24,7 +24,7 @@ from .products import FAMILIES
 from .registry import Discovery
 from .runner import Cell, Runner
 from .ship import can_i_ship
-from .store import ROWS_FILE, Store, load_frame
+from .store import ROWS_FILE, Store, frame_of, load_frame
 
 __all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
 
@@ -131,18 +131,21 @@ def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = Non
     return 0
 
 
-def _rows_dir(text: str) -> Path:
+def _rows_of(text: str) -> pd.DataFrame:
+    """A results directory (or its rows file), or a dataset such as data/."""
     path = Path(text)
     if path.is_file() and path.name == ROWS_FILE:
-        return path.parent
+        path = path.parent
     if (path / ROWS_FILE).exists():
-        return path
-    raise UserError(f"{text}: no {ROWS_FILE} there; pass a results directory or its {ROWS_FILE}")
+        return load_frame(path)[0]
+    if Dataset(path).exists():
+        return frame_of(Dataset(path).read()[0])
+    raise UserError(f"{text}: no {ROWS_FILE} and no dataset there; pass a results directory, its {ROWS_FILE}, "
+                    "or a dataset directory such as data")
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    old, _ = load_frame(_rows_dir(args.old))
-    new, _ = load_frame(_rows_dir(args.new))
+    old, new = _rows_of(args.old), _rows_of(args.new)
     changes = diff_frames(old, new)
     if args.json:
         print(to_json(changes))

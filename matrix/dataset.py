@@ -192,8 +192,7 @@ class Dataset:
             for family in sorted({rel.split("/", 1)[0] for rel in grouped}):
                 write_atomic(self.root / family / RELEASES_FILE,
                              json.dumps(releases.get(family, {}), indent=1, sort_keys=True) + "\n")
-            counts = {str(p.relative_to(self.root)): sum(1 for _ in p.open(encoding="utf-8"))
-                      for p in self.files()}
+            counts = {p.relative_to(self.root).as_posix(): p.read_bytes().count(b"\n") for p in self.files()}
             write_atomic(self.root / INDEX, json.dumps(
                 {"schema": DATA_SCHEMA, "families": sorted({k.split("/", 1)[0] for k in counts}),
                  "rows": sum(counts.values()), "files": counts}, indent=1, sort_keys=True) + "\n")

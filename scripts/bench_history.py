@@ -1,7 +1,7 @@
 """Benchmark: a whole history from a cold cache on this machine, and what follows it.
 
 Runs `compat-matrix run` for every SDK × CLI release of one family and probe (default: the
-Copilot-Python handshake history of configs/full-history.toml) with every cache empty: our
+Copilot-Python handshake history of matrix.toml) with every cache empty: our
 environment cache, uv's and npm's (all under --work). While it runs, the disk the filesystem
 has in use is sampled; the peak above the starting point is the run's peak disk. Then:
 a rerun with everything measured, one more CLI release measured into the same results (a
@@ -76,7 +76,7 @@ def run(argv: list[str], env: dict[str, str], log: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, required=True, help="an empty directory on the disk to measure")
-    parser.add_argument("--config", default="configs/full-history.toml")
+    parser.add_argument("--config", default="matrix.toml")
     parser.add_argument("--family", default="copilot-python")
     parser.add_argument("--probe", default="handshake")
     parser.add_argument("--jobs", type=int, default=4)

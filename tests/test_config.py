@@ -34,8 +34,10 @@ def test_good_config_loads(tmp_path: Path) -> None:
 
 
 def test_repository_default_matrix_is_valid() -> None:
-    plan = load_plan(Path(__file__).parent.parent / "matrix.toml", list(FAMILIES), PROBES)
-    assert "copilot-python" in plan.families
+    standin = [n for n, f in FAMILIES.items() if f.standin]
+    plan = load_plan(Path(__file__).parent.parent / "matrix.toml", list(FAMILIES), PROBES, standin)
+    assert set(plan.families) == set(FAMILIES)  # the whole history: every family
+    assert all(f.sdk.select == ["all"] and set(f.probes) == set(FAMILIES[n].probes) for n, f in plan.families.items())
 
 
 @pytest.mark.parametrize(
@@ -110,7 +112,7 @@ def test_a_stand_in_family_takes_no_cli_selection(tmp_path: Path) -> None:
     assert load_plan(path, list(FAMILIES), PROBES, standin).families["cosmo-python"].probes == ["strictness"]
 
 
-def test_full_history_config_is_valid() -> None:
+def test_the_sample_config_is_valid() -> None:
     standin = [n for n, f in FAMILIES.items() if f.standin]
-    plan = load_plan(Path(__file__).parent.parent / "configs" / "full-history.toml", list(FAMILIES), PROBES, standin)
-    assert plan.families["copilot-python"].sdk.select == ["all"]
+    plan = load_plan(Path(__file__).parent.parent / "configs" / "sample.toml", list(FAMILIES), PROBES, standin)
+    assert plan.families["copilot-python"].sdk.select[-1] == "latest:1"
