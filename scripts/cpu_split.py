@@ -38,8 +38,8 @@ _EXEC = re.compile(r"PERF_RECORD_COMM exec: (.*):(\d+)/\d+")
 _SAMPLE = re.compile(r"^\s*(.+?)\s+(\d+)/(\d+)\s+[\d.]+:\s*$")
 
 CLI, INSTALL, SDK, PREPARE, HARNESS, IDLE, OTHER = (
-    "the CLI (started by cells)", "installers (uv, npm)", "the SDK side (Python agents)",
-    "the CLI before cells (runtime check, unpack)", "the harness", "idle", "other")
+    "the CLI (started by cells)", "installers (uv, npm, go)", "the SDK side (Python and Go agents)",
+    "node run by the harness (Node SDK agents; CLI runtime check, unpack)", "the harness", "idle", "other")
 # Nearest wins only within a rank: a CLI under an SDK agent is the CLI, a Python under uv
 # is an installer's.
 _RANK = (CLI, INSTALL, SDK, PREPARE, HARNESS)
@@ -48,9 +48,9 @@ _RANK = (CLI, INSTALL, SDK, PREPARE, HARNESS)
 def kind_of_exec(name: str) -> str | None:
     if name == "copilot":
         return CLI
-    if name in ("uv", "npm"):
+    if name in ("uv", "npm", "go"):
         return INSTALL
-    if name.startswith("python"):
+    if name.startswith("python") or name == "agent":  # "agent": the Go SDK agent binary
         return SDK
     if name == "node":
         return PREPARE
