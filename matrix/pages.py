@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import HARNESS_VERSION, __version__
+from . import HARNESS_VERSION, __version__, rules_version
 from .analysis import (
     CONNECTS,
     WORKS,
@@ -108,11 +108,18 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
 
 
 def flaky_mark(row: Any) -> str:
-    """A cell whose outcome differed between repeats says so, with every outcome seen."""
-    if getattr(row, "flaky", False) is not True:
-        return ""
-    seen = " / ".join(str(o) for o in (getattr(row, "repeats", None) or []))
-    return f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
+    """A cell whose outcome differed between repeats says so, with every outcome seen; a cell
+    measured by older rules of its probe (or only as a harness error) says it is stale."""
+    marks = ""
+    if getattr(row, "flaky", False) is True:
+        seen = " / ".join(str(o) for o in (getattr(row, "repeats", None) or []))
+        marks += f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
+    version = str(getattr(row, "harness_version", "") or "")
+    current = rules_version(str(getattr(row, "probe", "")))
+    if version and (version != current or getattr(row, "outcome", "") == "harness-error"):
+        marks += (f' <span class="cm-stale" title="measured by the rules of harness {esc(version)}, now {esc(current)}'
+                  ': `compat-matrix run --stale` measures it again">stale</span>')
+    return marks
 
 
 def legend() -> str:

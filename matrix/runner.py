@@ -40,10 +40,10 @@ from .sandbox import install_env
 from .schedule import Prefetcher, Slots, Uses, Window
 from .scratch import Scratch
 from .storage import StorageError
-from .store import Row, Store
+from .store import Row, Store, is_stale
 from .versions import sort_key
 
-__all__ = ["NO_CLI", "Cell", "Runner", "is_stale", "pending"]
+__all__ = ["NO_CLI", "Cell", "Runner", "pending"]
 
 UNINSTALLABLE_TTL = 7 * 24 * 3600
 NO_CLI = "none"  # cli_version of a tolerance cell whose SDK version has no compatible CLI
@@ -66,11 +66,6 @@ class Cell:
 
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
-
-
-def is_stale(row: Row) -> bool:
-    """Measured by older rules of its probe, or never given a verdict (a harness error)."""
-    return row.harness_version != rules_version(row.probe) or row.outcome == Outcome.HARNESS_ERROR.value
 
 
 def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (), force: bool = False,

@@ -18,11 +18,12 @@ from typing import Any
 
 import pandas as pd
 
+from . import rules_version
 from .errors import UserError
 from .storage import write_atomic, writing
 
-__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "frame_of", "load_frame", "load_releases",
-           "parse_row", "save_releases"]
+__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "frame_of", "is_stale", "load_frame",
+           "load_releases", "parse_row", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
 # Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
@@ -177,6 +178,11 @@ class Store:
                 continue
             rows[row.key()] = row
         return list(rows.values()), warnings
+
+
+def is_stale(row: Row) -> bool:
+    """Measured by older rules of its probe, or never given a verdict (a harness error)."""
+    return row.harness_version != rules_version(row.probe) or row.outcome == "harness-error"
 
 
 def frame_of(rows: list[Row]) -> pd.DataFrame:

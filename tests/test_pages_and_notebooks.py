@@ -152,3 +152,17 @@ def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
     cli = cli_page(data, "copilot-python", "0.0.420")
     assert "<td>left node npm-loader.js running</td>" in cli
     assert "left copilot running" in long_table(frame)
+
+
+def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:
+    from matrix import rules_version
+    from matrix.pages import flaky_mark
+
+    current = Row(family="f", sdk_version="1", cli_version="1", probe="handshake", outcome="compatible",
+                  harness_version=rules_version("handshake"))
+    assert "stale" not in flaky_mark(current)
+    older = Row(family="f", sdk_version="1", cli_version="1", probe="handshake", outcome="compatible",
+                harness_version="0")
+    assert 'class="cm-stale"' in flaky_mark(older) and "run --stale" in flaky_mark(older)
+    assert "stale" in flaky_mark(Row(family="f", sdk_version="1", cli_version="1", probe="handshake",
+                                     outcome="harness-error", harness_version=rules_version("handshake")))

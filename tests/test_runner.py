@@ -4,8 +4,8 @@ from pathlib import Path
 
 from matrix import HARNESS_VERSION, proc
 from matrix.config import Plan
-from matrix.runner import Cell, Runner, is_stale, order, pending
-from matrix.store import Row, Store
+from matrix.runner import Cell, Runner, order, pending
+from matrix.store import Row, Store, is_stale
 
 
 def row(sdk: str, outcome: str, harness: str = HARNESS_VERSION) -> Row:
