@@ -48,7 +48,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def test_a_second_run_on_the_same_results_exits_2_naming_the_first(measured: dict[str, object]) -> None:
-    code, out, err = measured["second"]  # type: ignore[misc]
+    code, _out, err = measured["second"]  # type: ignore[misc]
     first_pid = measured["first"][3]  # type: ignore[index]
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1, err
