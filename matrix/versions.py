@@ -15,8 +15,8 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .ecosystems import get, version_key
-from .errors import ConfigError, UnknownVersionError
+from matrix.ecosystems import get, version_key
+from matrix.errors import ConfigError, UnknownVersionError
 
 __all__ = ["Release", "apply_selection", "check_selector", "sort_key"]
 

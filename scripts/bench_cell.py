@@ -25,14 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from matrix import proc
-from matrix.cache import cache_root
-from matrix.config import Plan
-from matrix.products.cli_seed import Seed, plant
-from matrix.runner import Cell, Runner
-from matrix.sandbox import sandbox
-from matrix.shim import encode, read_frame
-from matrix.store import Store
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.execute.sandbox import sandbox
+from matrix.families.copilot.cli_seed import Seed, plant
+from matrix.families.copilot.shim import encode, read_frame
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.store.results import Store
 
 
 def raw_handshake(node: Path, entry: Path, seed: Seed | None, scratch: Path) -> float:

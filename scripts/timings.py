@@ -10,9 +10,9 @@ import argparse
 import json
 from pathlib import Path
 
-from matrix.cache import cache_root, dir_size
-from matrix.envs import FINGERPRINT
-from matrix.store import load_frame
+from matrix.execute.cache import cache_root, dir_size
+from matrix.execute.environment import FINGERPRINT
+from matrix.store.results import load_frame
 
 
 def main() -> None:

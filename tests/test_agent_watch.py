@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix.probes import AGENTS_DIR
+from matrix.families.copilot.node.sdk import AGENTS as NODE_AGENTS
+from matrix.families.copilot.python.measure import AGENTS as PYTHON_AGENTS
 
 Step = Callable[[str, float], dict[str, object]]
 
@@ -63,7 +64,7 @@ NODE_DRIVER = textwrap.dedent("""
 
 
 def _python_step(kind: str, grace: float) -> dict[str, object]:
-    res = subprocess.run([sys.executable, "-c", DRIVER, str(AGENTS_DIR / "copilot_python_handshake.py"), kind,
+    res = subprocess.run([sys.executable, "-c", DRIVER, str(PYTHON_AGENTS / "copilot_python_handshake.py"), kind,
                           str(grace)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     return dict(json.loads(res.stdout.strip().splitlines()[-1]))
@@ -73,7 +74,7 @@ def _node_step(kind: str, grace: float) -> dict[str, object]:
     node = shutil.which("node")
     if node is None:
         pytest.skip("no node on PATH")
-    common = (AGENTS_DIR / "copilot_node_common.mjs").as_uri()
+    common = (NODE_AGENTS / "copilot_node_common.mjs").as_uri()
     cfg = json.dumps({"step_timeout": 3, "dead_cli": grace})
     with tempfile.TemporaryDirectory() as tmp:  # a file: the agent's module reads its config from argv[2]
         driver = Path(tmp) / "driver.mjs"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from matrix.analysis import Range, leak_ranges, pin_lines, ranges, upgrade_advice, working_ranges
+from matrix.answers.analysis import Range, leak_ranges, pin_lines, ranges, upgrade_advice, working_ranges
 
 
 def frame(cells: dict[tuple[str, str], str], family: str = "f") -> pd.DataFrame:

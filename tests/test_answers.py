@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from matrix.bisect import bisect_gap, gaps
-from matrix.cli import main
-from matrix.diff import diff_frames
-from matrix.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
-from matrix.publish import roll
-from matrix.ship import can_i_ship
-from matrix.store import Row, Store, load_frame
+from matrix.answers.bisect import bisect_gap, gaps
+from matrix.answers.diff import diff_frames
+from matrix.answers.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
+from matrix.answers.ship import can_i_ship
+from matrix.commands.cli import main
+from matrix.site.publish import roll
+from matrix.store.results import Row, Store, load_frame
 
 EXACT_2 = {"SDK_PROTOCOL_VERSION": 2}
 RANGE_2_3 = {"SDK_PROTOCOL_VERSION": 3, "MIN_PROTOCOL_VERSION": 2}

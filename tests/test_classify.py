@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from matrix.classify import classify_handshake, grade_message
-from matrix.outcomes import Outcome
-from matrix.proc import Result
-from matrix.report_schema import AGENT_REPORT_PREFIX, parse_report
+from matrix.execute.proc import Result
+from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.model import Outcome
+from matrix.probes.report import AGENT_REPORT_PREFIX, parse_report
+from matrix.probes.verdict import grade_message
 
 LAUNCH = [["--headless", "--no-auto-update", "--log-level", "error", "--stdio"]]
 
@@ -126,7 +127,7 @@ def test_recorded_fixture_files_parse() -> None:
 
 
 def test_messages_lose_token_values_and_our_cache_paths() -> None:
-    from matrix.redaction import redact
+    from matrix.execute.redaction import redact
 
     text = ("Cannot find module '/home/u/.cache/compat-matrix/envs/sdk/npm-prefix/github__copilot-sdk-0.1.11/"
             "node_modules/x.json' with ghp_abcdefghijklmnopqrstuvwxyz0123")
@@ -147,7 +148,7 @@ def test_node_agent_reports() -> None:
 
 
 def test_transcripts_are_rewritten_without_token_values(tmp_path: Path) -> None:
-    from matrix.redaction import redact_file
+    from matrix.execute.redaction import redact_file
 
     path = tmp_path / "t.jsonl"
     path.write_text('{"msg": "token ghp_abcdefghijklmnopqrstuvwxyz0123 echoed"}\n')

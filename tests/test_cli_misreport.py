@@ -1,4 +1,4 @@
-"""A CLI that reports another version than its own: asked with no SDK (matrix/cli_status.py),
+"""A CLI that reports another version than its own: asked with no SDK (matrix/families/copilot/cli_status.py),
 and only then its cells are judged as its own; otherwise the wrong-CLI rule stands."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.probes.agent_run import AgentRun
-from matrix.probes.handshake import HandshakeCell
-from matrix.report_schema import AgentReport
+from matrix.execute import proc
+from matrix.families.copilot.agent_run import AgentRun
+from matrix.families.copilot.handshake import HandshakeCell
+from matrix.probes.report import AgentReport
 
-STATUS = Path(__file__).resolve().parent.parent / "matrix" / "cli_status.py"
+STATUS = Path(__file__).resolve().parent.parent / "matrix" / "families" / "copilot" / "cli_status.py"
 # A stand-in "CLI" (Content-Length framed JSON-RPC on stdio) answering status.get.
 FAKE = textwrap.dedent("""
     import json, sys

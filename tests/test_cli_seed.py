@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matrix.products.cli_seed import load_seed, make_seed, plant
+from matrix.families.copilot.cli_seed import load_seed, make_seed, plant
 
 FAKE = """#!/bin/sh
 mkdir -p "$XDG_CACHE_HOME/copilot/pkg/linux-x64/9.9.9"

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix.cli import main
-from matrix.config import load_plan
+from matrix.commands.cli import main
 from matrix.errors import ConfigError
-from matrix.products import FAMILIES
+from matrix.families.registry import FAMILIES
+from matrix.pipeline.config import load_plan
 
 PROBES = {name: list(f.probes) for name, f in FAMILIES.items()}
 GOOD = """

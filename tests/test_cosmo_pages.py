@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from matrix.cosmo.checks import CHECKS, STANDIN_VERSION
-from matrix.cosmo_pages import cosmo_pages
-from matrix.dataset import Sources
-from matrix.store import Row, Store, load_frame
+from matrix.families.cosmo.checks import CHECKS, STANDIN_VERSION
+from matrix.families.cosmo.pages import cosmo_pages
+from matrix.store.dataset import Sources
+from matrix.store.results import Row, Store, load_frame
 
 EVIL = "<script>alert(1)</script>"
 

@@ -11,8 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from matrix.cosmo.contract import SESSION_CONFIG, WS_CLIENT_FRAMES, unknown_keys
-from matrix.cosmo.standin import API, AUDIO_FORMAT, Scenario, running
+from matrix.families.cosmo.contract import SESSION_CONFIG, WS_CLIENT_FRAMES, unknown_keys
+from matrix.families.cosmo.standin import API, AUDIO_FORMAT, Scenario, running
 
 CONFIG = {"type": "session-config", "sdk": {"name": "cosmo-ai-sdk", "version": "0.6.1"},
           "agent": {"type": "inline", "instructions": "Be terse.", "audio": {"output": False}}, "session": {}}

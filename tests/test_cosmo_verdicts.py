@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from matrix.cosmo.checks import CHECKS
-from matrix.cosmo.standin import API
-from matrix.cosmo.verdicts import UNKNOWN, judge
-from matrix.outcomes import Outcome
-from matrix.probes.cosmo import SCENARIOS, scenario_for
-from matrix.proc import Result
-from matrix.report_schema import AGENT_REPORT_PREFIX, parse_report
+from matrix.execute.proc import Result
+from matrix.families.cosmo.checks import CHECKS
+from matrix.families.cosmo.probe import SCENARIOS, scenario_for
+from matrix.families.cosmo.standin import API
+from matrix.families.cosmo.verdicts import UNKNOWN, judge
+from matrix.model import Outcome
+from matrix.probes.report import AGENT_REPORT_PREFIX, parse_report
 
 CANARY = {"class": "ModelTextEvent", "type": "model-text", "text": "canary"}
 INSTALLED = {"name": "cosmo-ai-sdk", "version": "9.9.9"}
@@ -206,7 +206,7 @@ def test_a_closed_set_whose_known_control_fails_is_ours_to_fix() -> None:
 
 
 def test_a_closed_set_scenario_sends_the_known_frame_then_the_unknown_one() -> None:
-    from matrix.cosmo.checks import FRAME_TEMPLATES
+    from matrix.families.cosmo.checks import FRAME_TEMPLATES
 
     scenario = scenario_for("set.user-speech-timeout.action.type")
     (known, canary1), (unknown, canary2) = scenario.sessions

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix.dataset import Dataset, Sources, row_file, scrub
-from matrix.lock import Locked, holding
-from matrix.store import Row, Store, save_releases
-from matrix.verify import Check, agreement, sample
+from matrix.answers.verify import Check, agreement, sample
+from matrix.execute.lock import Locked, holding
+from matrix.store.dataset import Dataset, Sources, row_file, scrub
+from matrix.store.results import Row, Store, save_releases
 
 RELEASES = {"copilot-python": {"sdk": {"1.0.0": "2026-01-01T00:00:00Z", "1.0.1": "2026-03-01T00:00:00Z"},
                                "cli": {"1.0.60": "2026-02-01T00:00:00Z", "1.0.61": "2026-04-01T00:00:00Z"}}}
@@ -117,7 +117,7 @@ def test_the_sample_is_stratified_by_family_and_outcome_and_reproducible() -> No
 
 def test_a_second_writer_is_told_who_holds_the_directory(tmp_path: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from matrix.lock import holding\n"
+        "import sys, time; from pathlib import Path; from matrix.execute.lock import holding\n"
         f"with holding(Path({str(tmp_path)!r})):\n    print('held', flush=True); time.sleep(30)")],
         stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
     try:
@@ -129,4 +129,4 @@ def test_a_second_writer_is_told_who_holds_the_directory(tmp_path: Path) -> None
         holder.kill()
         holder.communicate()
     with holding(tmp_path):  # the kernel let go with the process
-        assert (tmp_path / ".compat-matrix.lock").exists() and os.getpid() > 0
+        assert (tmp_path / ".compat-matrix.execute.lock").exists() and os.getpid() > 0

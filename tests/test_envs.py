@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
-from matrix.envs import FINGERPRINT, Environment, evict, make_env, with_retries
 from matrix.errors import InfraError, UninstallableError, UserError
+from matrix.execute.environment import FINGERPRINT, Environment, evict, make_env, with_retries
 
 
 @dataclass
@@ -131,7 +131,7 @@ class ScriptedInstall(Environment):
     def _install(self) -> None:
         import sys
 
-        from matrix.envs import _NPM_GONE
+        from matrix.execute.environment import _NPM_GONE
 
         code = f"import sys; sys.stderr.write({self.output!r}); sys.exit(1)"
         self._run_installer([sys.executable, "-c", code], _NPM_GONE)

@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from matrix.report import REPORT_COLUMNS, records, to_csv, to_json
-from matrix.store import Row
+from matrix.answers.report import REPORT_COLUMNS, records, to_csv, to_json
+from matrix.store.results import Row
 
 DATA_PAGE = Path(__file__).parent.parent / "docs" / "data.md"
 

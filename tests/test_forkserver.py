@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
 from matrix.errors import InfraError
-from matrix.forkserver import ForkServer, ForkServers
-from matrix.sandbox import sandbox
+from matrix.execute import proc
+from matrix.execute.forkserver import ForkServer, ForkServers
+from matrix.execute.sandbox import sandbox
 
 PY = Path(sys.executable)
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from matrix import registry
-from matrix.envs import GO_BUILD_ERRORS, GoAgent
-from matrix.outcomes import Outcome
-from matrix.probes.handshake import HandshakeCell, run_go_handshake
-from matrix.products.copilot_cli import CliInstall, Runtime
+from matrix.ecosystems import discovery as registry
+from matrix.execute.environment import GO_BUILD_ERRORS, GoAgent
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.go.measure import run_go_handshake
+from matrix.families.copilot.handshake import HandshakeCell
+from matrix.model import Outcome
 
 
 def test_a_refused_version_list_falls_back_to_the_sibling_sdks_numbers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,8 +4,8 @@ import itertools
 
 import pandas as pd
 
-from matrix.heatmap import LEAK_MARK, LEAK_TEXT, heatmap_figure
-from matrix.outcomes import OUTCOME_INFO
+from matrix.model import OUTCOME_INFO
+from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT, heatmap_figure
 
 
 def test_50_by_110_cells_stay_readable() -> None:

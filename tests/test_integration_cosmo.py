@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.cli import main
-from matrix.cosmo.checks import CHECKS
-from matrix.store import load_frame
+from matrix.commands.cli import main
+from matrix.families.cosmo.checks import CHECKS
+from matrix.store.results import load_frame
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ CONFIG = '[families.cosmo-python]\nprobes = ["tolerance", "identity"]\nsdk.selec
 
 
 def cli(*args: str, wait: bool = True) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "matrix.cli", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "matrix.commands.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     if wait:
         proc.wait(timeout=900)
@@ -35,7 +35,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     common = ("--config", str(config), "--results", str(results), "--data", str(tmp / "no-data"))
     first = cli("run", *common, wait=False)
     deadline = time.monotonic() + 600
-    lock = results / ".compat-matrix.lock"
+    lock = results / ".compat-matrix.execute.lock"
     while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.1)
     second = cli("run", *common)  # while the first holds the directory

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.proc import marked_processes
+from matrix.execute.proc import marked_processes
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ def marked() -> list[int]:
 
 
 def run(args: list[str], env: dict[str, str] | None = None, output: bool = True) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "matrix.cli", "run", *args],
+    return subprocess.Popen([sys.executable, "-m", "matrix.commands.cli", "run", *args],
                             stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
 
 
@@ -39,7 +39,7 @@ def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: 
     args = ["--config", str(config), "--results", str(results), "--jobs", "4"]
     # Every environment installed first (a cold cache would otherwise have the kill land
     # among installs), then the results thrown away: the kill lands among probes.
-    subprocess.run([sys.executable, "-m", "matrix.cli", "run", *args], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "matrix.commands.cli", "run", *args], check=True, capture_output=True)
     (results / "rows.jsonl").unlink()
     seed = random.randrange(1_000_000)
     delay = random.Random(seed).uniform(1.0, 6.0)
@@ -128,7 +128,7 @@ def test_bad_input_is_one_line_exit_2_and_touches_no_stored_result(tmp_path: Pat
     for name, text in stored.items():
         (results / name).write_text(text)
     with_results = [*argv, "--results", str(results)] if argv[0] in ("run", "can-i-ship", "pins", "build") else argv
-    res = subprocess.run([sys.executable, "-m", "matrix.cli", *with_results], capture_output=True, text=True,
+    res = subprocess.run([sys.executable, "-m", "matrix.commands.cli", *with_results], capture_output=True, text=True,
                          cwd=Path(__file__).parent.parent, timeout=300)
     assert res.returncode == 2, res.stdout + res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]

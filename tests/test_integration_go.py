@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.cache import cache_root
-from matrix.config import Plan
-from matrix.envs import GoAgent
-from matrix.products import FAMILIES
-from matrix.registry import Discovery
-from matrix.report_schema import parse_report
-from matrix.runner import Cell, Runner
-from matrix.sandbox import sandbox
-from matrix.store import Store, load_frame
+from matrix.ecosystems.discovery import Discovery
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.execute.environment import GoAgent
+from matrix.execute.sandbox import sandbox
+from matrix.families.registry import FAMILIES
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.probes.report import parse_report
+from matrix.store.results import Store, load_frame
 from matrix.versions import apply_selection
 
 pytestmark = pytest.mark.integration

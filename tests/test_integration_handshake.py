@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.cache import cache_root
-from matrix.config import Plan
-from matrix.runner import Cell, Runner
-from matrix.store import Store, load_frame
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.store.results import Store, load_frame
 
 pytestmark = pytest.mark.integration
 
@@ -94,14 +94,14 @@ def test_sigterm_mid_cell_leaves_no_process_and_keeps_rows(tmp_path: Path) -> No
     import sys
     import time
 
-    from matrix.proc import marked_processes
+    from matrix.execute.proc import marked_processes
 
     def marked() -> list[int]:
         return [pid for pid, _, _ in marked_processes()]
 
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
-    proc = subprocess.Popen([sys.executable, "-m", "matrix.cli", "run", "--config", str(config),
+    proc = subprocess.Popen([sys.executable, "-m", "matrix.commands.cli", "run", "--config", str(config),
                              "--results", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
     while not marked() and time.monotonic() < deadline:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.cache import cache_root
-from matrix.config import Plan
-from matrix.runner import Cell, Runner
-from matrix.store import Row, Store
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.store.results import Row, Store
 
 pytestmark = pytest.mark.integration
 

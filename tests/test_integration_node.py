@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.cache import cache_root
-from matrix.config import Plan
-from matrix.registry import Discovery
-from matrix.runner import Cell, Runner
-from matrix.store import Store, load_frame
+from matrix.ecosystems.discovery import Discovery
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.store.results import Store, load_frame
 from matrix.versions import apply_selection
 
 pytestmark = pytest.mark.integration

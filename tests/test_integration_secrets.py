@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.cache import cache_root
-from matrix.config import Plan
-from matrix.runner import Cell, Runner
-from matrix.sandbox import is_secret_name
-from matrix.store import Store, load_frame
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.execute.sandbox import is_secret_name
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.store.results import Store, load_frame
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ CONFIG = '[families.cosmo-python]\nprobes = ["tolerance", "identity", "strictnes
 
 
 def run(config: Path, results: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "matrix.cli", "run", "--config", str(config), "--results",
+    return subprocess.run([sys.executable, "-m", "matrix.commands.cli", "run", "--config", str(config), "--results",
                            str(results)], capture_output=True, text=True, timeout=900, env=dict(os.environ),
                           check=False)
 

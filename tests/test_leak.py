@@ -18,15 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from matrix import proc
-from matrix.classify import LEFT_RUNNING, classify_handshake
-from matrix.outcomes import Outcome
-from matrix.probes import AGENTS_DIR
-from matrix.probes.agent_run import AgentRun
-from matrix.probes.handshake import HandshakeCell, build_row
-from matrix.products.copilot_cli import CliInstall, Runtime
-from matrix.report_schema import ErrorInfo, parse_report
-from matrix.sandbox import sandbox
+from matrix.execute import proc
+from matrix.execute.sandbox import sandbox
+from matrix.families.copilot.agent_run import AgentRun
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.handshake import HandshakeCell, build_row
+from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.node.sdk import AGENTS as NODE_AGENTS
+from matrix.families.copilot.python.measure import AGENTS as PYTHON_AGENTS
+from matrix.model import Outcome
+from matrix.probes.report import ErrorInfo, parse_report
+from matrix.probes.verdict import LEFT_RUNNING
 
 CLI = textwrap.dedent("""
     import os, signal, sys, time
@@ -100,7 +102,7 @@ def run_python_agent(tmp: Path, mode: str, leak: float = 3.0) -> proc.Result:
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: github-copilot-sdk\nVersion: 9.9.9\n")
     cfg = {"cli_path": str(_cli(tmp, mode)), "step_timeout": 10, "leak": leak}
     # Not -I: the stand-in SDK comes from PYTHONPATH.
-    return _run((sys.executable, str(AGENTS_DIR / "copilot_python_handshake.py"), json.dumps(cfg)), tmp,
+    return _run((sys.executable, str(PYTHON_AGENTS / "copilot_python_handshake.py"), json.dumps(cfg)), tmp,
                 {"PYTHONPATH": str(tmp / "sdk")})
 
 
@@ -113,7 +115,7 @@ def run_node_agent(tmp: Path, mode: str, leak: float = 3.0) -> proc.Result:
     cfg = {"cli_path": str(_cli(tmp, mode)), "sdk_dir": str(sdk), "step_timeout": 10, "leak": leak}
     node = shutil.which("node")
     assert node is not None
-    return _run((node, str(AGENTS_DIR / "copilot_node_handshake.mjs"), json.dumps(cfg)), tmp)
+    return _run((node, str(NODE_AGENTS / "copilot_node_handshake.mjs"), json.dumps(cfg)), tmp)
 
 
 AGENTS = {"python": run_python_agent, "node": run_node_agent}

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from matrix.compare_pages import compare_page, compared_families
-from matrix.envs import NpmPrefix
-from matrix.products.copilot_cli import Runtime, RuntimeSource
-from matrix.products.node_sdk import prepare_node_sdk
-from matrix.store import Row, Store, load_frame
+from matrix.execute.environment import NpmPrefix
+from matrix.families.copilot.cli import Runtime, RuntimeSource
+from matrix.families.copilot.node.sdk import prepare_node_sdk
+from matrix.site.compare_pages import compare_page, compared_families
+from matrix.store.results import Row, Store, load_frame
 
 NODE = shutil.which("node")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from matrix.dataset import Sources
-from matrix.notebooks import NotebookError, execute
-from matrix.pages import SiteData, cli_page, long_table, sdk_page
-from matrix.store import Row, Store, load_frame
+from matrix.site.notebooks import NotebookError, execute
+from matrix.site.pages import SiteData, cli_page, long_table, sdk_page
+from matrix.store.dataset import Sources
+from matrix.store.results import Row, Store, load_frame
 
 EVIL = "<script>alert(1)</script> & <b>x</b>"
 
@@ -116,7 +116,7 @@ def test_stored_notebooks_have_no_outputs() -> None:
 
 
 def test_site_inputs_digest_changes_with_any_docs_file_or_the_config(tmp_path: Path) -> None:
-    from matrix.build import _inputs_digest
+    from matrix.site.build import _inputs_digest
 
     (tmp_path / "docs" / "guides").mkdir(parents=True)
     (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
@@ -156,7 +156,7 @@ def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
 
 def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:
     from matrix import rules_version
-    from matrix.pages import flaky_mark
+    from matrix.site.pages import flaky_mark
 
     current = Row(family="f", sdk_version="1", cli_version="1", probe="handshake", outcome="compatible",
                   harness_version=rules_version("handshake"))

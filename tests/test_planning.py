@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from matrix.planning import Resolved
-from matrix.probes.contract import judge
-from matrix.runner import NO_CLI
-from matrix.shim import RULES
-from matrix.store import Row
+from matrix.families.copilot.python.contract import judge
+from matrix.families.copilot.shim import RULES
+from matrix.pipeline.planning import Resolved
+from matrix.pipeline.runner import NO_CLI
+from matrix.store.results import Row
 
 
 def row(sdk: str, cli: str, outcome: str) -> Row:
@@ -49,7 +49,7 @@ def test_contract_judgement() -> None:
 
 
 def test_a_stand_in_family_plans_every_check_of_its_probes_for_every_version() -> None:
-    from matrix.cosmo.checks import STANDIN_VERSION, checks_of
+    from matrix.families.cosmo.checks import STANDIN_VERSION, checks_of
 
     cosmo = Resolved("cosmo-python", ["0.1.0", "0.6.1"], [STANDIN_VERSION], ["tolerance", "strictness"], [], [])
     cells = cosmo.standin_cells()
@@ -63,7 +63,7 @@ def test_a_stand_in_family_plans_every_check_of_its_probes_for_every_version() -
 
 def test_closed_sets_a_release_declares_become_its_own_checks() -> None:
     from matrix import HARNESS_VERSION
-    from matrix.cosmo.checks import STANDIN_VERSION
+    from matrix.families.cosmo.checks import STANDIN_VERSION
 
     def declaring(sdk: str, sets: list[dict[str, str]], harness: str = HARNESS_VERSION) -> Row:
         return Row(family="cosmo-python", sdk_version=sdk, cli_version=STANDIN_VERSION, probe="tolerance",

@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from matrix import proc
-from matrix.proc import MARKER_VAR, Reaper, Request, find_marked, run
+from matrix.execute import proc
+from matrix.execute.proc import MARKER_VAR, Reaper, Request, find_marked, run
 
 PY = sys.executable
 
@@ -102,7 +102,7 @@ def test_reaper_kill_all_ends_running_groups(tmp_path: Path) -> None:
 def test_processes_of_a_killed_harness_are_swept_and_a_live_ones_are_not(tmp_path: Path) -> None:
     import subprocess
 
-    from matrix.proc import MARKER_VAR, sweep_orphans
+    from matrix.execute.proc import MARKER_VAR, sweep_orphans
 
     gone = subprocess.Popen([PY, "-c", "pass"])
     gone.wait()  # a harness pid that no longer exists

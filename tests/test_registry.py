@@ -11,8 +11,8 @@ def test_registry_unreachable_is_an_infra_error_and_cached_list_is_used(
     import json
     import time
 
+    from matrix.ecosystems.discovery import Discovery, fetch_pypi
     from matrix.errors import InfraError
-    from matrix.registry import Discovery, fetch_pypi
 
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
     with pytest.raises(InfraError):

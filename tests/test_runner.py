@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matrix import HARNESS_VERSION, proc
-from matrix.config import Plan
-from matrix.runner import Cell, Runner, order, pending
-from matrix.store import Row, Store, is_stale
+from matrix import HARNESS_VERSION
+from matrix.execute import proc
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner, order, pending
+from matrix.store.results import Row, Store, is_stale
 
 
 def row(sdk: str, outcome: str, harness: str = HARNESS_VERSION) -> Row:
@@ -73,8 +74,8 @@ def test_repeats_that_disagree_are_one_flaky_row_with_every_outcome(tmp_path: Pa
 
 
 def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
-    from matrix.pages import long_table
-    from matrix.store import load_frame
+    from matrix.site.pages import long_table
+    from matrix.store.results import load_frame
 
     _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)
     frame, _ = load_frame(tmp_path / "r")

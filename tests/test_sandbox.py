@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix.proc import Request, run
-from matrix.sandbox import install_env, is_secret_name, sandbox
+from matrix.execute.proc import Request, run
+from matrix.execute.sandbox import install_env, is_secret_name, sandbox
 
 SECRETS = {
     "GH_TOKEN": "ghp_" + "a" * 36,
@@ -63,7 +63,7 @@ def test_ordinary_names_are_not_secret() -> None:
 
 
 def test_a_run_removes_its_own_scratch_and_what_dead_runs_left(tmp_path: Path) -> None:
-    from matrix.scratch import Scratch
+    from matrix.execute.scratch import Scratch
 
     dead = Scratch(tmp_path)
     (dead.path / "cell-x" / "home").mkdir(parents=True)

@@ -7,8 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from matrix.envs import FINGERPRINT, evict
-from matrix.schedule import Prefetcher, Slots, Uses, Window
+from matrix.execute.environment import FINGERPRINT, evict
+from matrix.execute.schedule import Prefetcher, Slots, Uses, Window
 
 
 def test_a_cell_that_waits_past_park_after_gives_its_slot_to_the_next() -> None:

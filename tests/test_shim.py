@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix import shim
-from matrix.shim import RULES, Mutator, encode, read_frame
+from matrix.families.copilot import shim
+from matrix.families.copilot.shim import RULES, Mutator, encode, read_frame
 
 
 def frames(*msgs: dict) -> io.BytesIO:
@@ -148,7 +148,7 @@ def test_relay_process_is_transparent_and_records(tmp_path: Path) -> None:
     echo.write_text(
         "import sys\n"
         f"sys.path.insert(0, {root!r})\n"
-        "from matrix.shim import read_frame\n"
+        "from matrix.families.copilot.shim import read_frame\n"
         "while (f := read_frame(sys.stdin.buffer)) is not None:\n"
         "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n")
     config = tmp_path / "shim.json"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix import shim
-from matrix.shim import encode
-from matrix.storage import StorageError, ensure_room, write_atomic
-from matrix.store import ROWS_FILE, Row, Store
+from matrix.execute.storage import StorageError, ensure_room, write_atomic
+from matrix.families.copilot import shim
+from matrix.families.copilot.shim import encode
+from matrix.store.results import ROWS_FILE, Row, Store
 
 
 def row(n: int) -> Row:
@@ -87,7 +87,7 @@ def test_write_atomic_and_room_on_a_full_disk_leave_nothing_behind(tmpfs, fill) 
 
 
 def test_the_shim_relays_unchanged_when_its_transcript_cannot_be_written(tmpfs, fill, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from matrix.tolerance import transcript_cut
+    from matrix.families.copilot.tolerance_verdict import transcript_cut
 
     full = tmpfs("64k")
     fill(full, leave=0)
@@ -95,7 +95,7 @@ def test_the_shim_relays_unchanged_when_its_transcript_cannot_be_written(tmpfs, 
     echo.write_text(
         "import sys\n"
         f"sys.path.insert(0, {str(Path(__file__).parent.parent)!r})\n"
-        "from matrix.shim import read_frame\n"
+        "from matrix.families.copilot.shim import read_frame\n"
         "while (f := read_frame(sys.stdin.buffer)) is not None:\n"
         "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n")
     config = tmp_path / "shim.json"
@@ -111,7 +111,7 @@ def test_the_shim_relays_unchanged_when_its_transcript_cannot_be_written(tmpfs, 
 
 def test_a_site_build_onto_a_full_disk_is_one_line_and_exit_3(tmpfs, fill, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    from matrix.cli import main
+    from matrix.commands.cli import main
 
     root = Path(__file__).parent.parent
     repo = tmp_path / "repo"

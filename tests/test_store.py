@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from matrix.store import ROWS_FILE, Row, Store, load_frame
+from matrix.store.results import ROWS_FILE, Row, Store, load_frame
 
 
 def row(sdk: str = "1.0.0", cli: str = "1.0.102", outcome: str = "compatible", **kw) -> Row:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix.outcomes import Outcome
-from matrix.proc import Result
-from matrix.report_schema import AGENT_REPORT_PREFIX, parse_report
-from matrix.tolerance import classify_tolerance, injected_answer, shim_applied
+from matrix.execute.proc import Result
+from matrix.families.copilot.tolerance_verdict import classify_tolerance, injected_answer, shim_applied
+from matrix.model import Outcome
+from matrix.probes.report import AGENT_REPORT_PREFIX, parse_report
 
 LOOP_ERROR = ("Exception in callback CopilotClient._connect_via_stdio.<locals>.handle_notification"
               "('session.event', {...}): ValueError(\"'compat_matrix.unknown_event' is not a valid SessionEventType\")")

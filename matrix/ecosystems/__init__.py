@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import total_ordering
 from typing import Any, Protocol
 
-from ..errors import UserError
+from matrix.errors import UserError
 
 __all__ = ["ECOSYSTEMS", "Ecosystem", "Run", "VersionKey", "get", "version_key"]
 
@@ -46,10 +46,10 @@ class Ecosystem(Protocol):
 
 
 def _registry() -> dict[str, Ecosystem]:
-    from .go import Go
-    from .npm import Npm
-    from .pypi import PyPI
-    from .standin import StandIn
+    from matrix.ecosystems.go import Go
+    from matrix.ecosystems.npm import Npm
+    from matrix.ecosystems.pypi import PyPI
+    from matrix.ecosystems.standin import StandIn
 
     return {e.name: e for e in (PyPI(), Npm(), Go(), StandIn())}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import Run
-from .npm import semver_key
+from matrix.ecosystems import Run
+from matrix.ecosystems.npm import semver_key
 
 __all__ = ["Go"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import semver
 
-from . import Run
+from matrix.ecosystems import Run
 
 __all__ = ["Npm", "semver_key"]
 

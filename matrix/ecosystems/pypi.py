@@ -8,7 +8,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import Run
+from matrix.ecosystems import Run
 
 __all__ = ["PyPI"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import Run
+from matrix.ecosystems import Run
 
 __all__ = ["StandIn"]
 

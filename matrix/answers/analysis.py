@@ -1,0 +1,155 @@
+"""Derived answers from the results DataFrame: working ranges, pins, recommendations.
+
+Everything here reads measured rows only. A version pair that was not measured, or was
+measured only as an infra/harness error, is unknown and never counted as working."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from matrix.ecosystems import Run, get
+from matrix.families.registry import FAMILIES
+from matrix.model import Outcome
+from matrix.probes.verdict import LEFT_RUNNING
+from matrix.versions import sort_key
+
+__all__ = ["Range", "after_stop_text", "handshake", "leak_ranges", "leaves_running", "pin_lines", "ranges",
+           "working_ranges"]
+
+WORKS = {Outcome.COMPATIBLE.value}
+CONNECTS = {Outcome.COMPATIBLE.value, Outcome.DEGRADED.value}
+
+
+def leaves_running(frame: pd.DataFrame) -> pd.Series:
+    """Cells that connected and answered everything, but whose SDK left a process it started
+    running after stop(): usable, and not what a careful user would pin first."""
+    return (frame["outcome"] == Outcome.DEGRADED.value) & (frame["error_type"] == LEFT_RUNNING)
+
+
+def after_stop_text(leaked: object, seconds: object) -> str:
+    """What stop() left, in a few words: "left copilot running", "gone in 0.31 s", or ""."""
+    if isinstance(leaked, (list, tuple)) and leaked:
+        return f"left {', '.join(map(str, leaked))} running"
+    if isinstance(seconds, (int, float)) and seconds == seconds:
+        return f"gone in {float(seconds):.2f} s"
+    return ""
+
+
+@dataclass(frozen=True)
+class Range:
+    """A run of consecutive measured versions (in the measured list) sharing a property."""
+
+    first: str
+    last: str
+    versions: tuple[str, ...]
+
+
+def handshake(frame: pd.DataFrame, family: str | None = None) -> pd.DataFrame:
+    sub = frame[frame["probe"] == "handshake"]
+    if family is not None:
+        sub = sub[sub["family"] == family]
+    return sub
+
+
+def sorted_versions(values: pd.Series | list[str]) -> list[str]:
+    return sorted(set(values), key=sort_key)
+
+
+def sort_by_version(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    return frame.sort_values(column, key=lambda s: s.map(sort_key), kind="stable")
+
+
+def ranges(axis: list[str], good: set[str]) -> list[Range]:
+    """Split ``axis`` (sorted, measured versions) into runs of consecutive good versions."""
+    out: list[Range] = []
+    run: list[str] = []
+    for v in axis:
+        if v in good:
+            run.append(v)
+        elif run:
+            out.append(Range(run[0], run[-1], tuple(run)))
+            run = []
+    if run:
+        out.append(Range(run[0], run[-1], tuple(run)))
+    return out
+
+
+def working_ranges(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None,
+                   outcomes: set[str] = WORKS) -> list[Range]:
+    """For an SDK version: the CLI ranges with an outcome in ``outcomes``; or the reverse."""
+    return _ranges_where(frame, family, sdk, cli, lambda part: part["outcome"].isin(outcomes))
+
+
+def leak_ranges(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None) -> list[Range]:
+    """The ranges that work except that stop() leaves a process running (``leaves_running``)."""
+    return _ranges_where(frame, family, sdk, cli, leaves_running)
+
+
+def _ranges_where(frame: pd.DataFrame, family: str, sdk: str | None, cli: str | None,
+                  good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
+    sub = handshake(frame, family)
+    this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
+    part = sub[sub[this] == (sdk if sdk is not None else cli)]
+    return ranges(sorted_versions(part[other]), set(part[good(part)][other]))
+
+
+def pin_lines(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None,
+              leaky: bool = False) -> list[str]:
+    """For an SDK version, what to write down to stay on CLIs that work with it; for a CLI
+    version, the same of SDKs; each in the other side's ecosystem's own syntax (pip
+    specifiers, npm ranges, a Go ``require`` with ``exclude`` lines). ``leaky``: the versions
+    that work except that stop() leaves a process running, instead of the clean ones."""
+    fam = FAMILIES[family]
+    eco, package = (get(fam.cli_ecosystem), fam.cli_package) if sdk is not None else \
+        (get(fam.sdk_ecosystem), fam.sdk_package)
+    rs = leak_ranges(frame, family, sdk, cli) if leaky else working_ranges(frame, family, sdk, cli)
+    if not rs:
+        return []
+    sub = handshake(frame, family)
+    this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
+    axis = sorted_versions(sub[sub[this] == (sdk if sdk is not None else cli)][other])
+    good = {v for r in rs for v in r.versions}
+    inside = axis[axis.index(rs[0].first):axis.index(rs[-1].last) + 1]
+    return eco.pin(package, [Run(r.first, r.last) for r in rs], [v for v in inside if v not in good])
+
+
+@dataclass(frozen=True)
+class UpgradeAdvice:
+    newest_sdk: str
+    newest_cli: str
+    sdks_working_with_newest_cli: tuple[str, ...]
+    clis_working_with_newest_sdk: tuple[str, ...]
+    sdk_count: int
+    cli_count: int
+
+    @property
+    def first(self) -> str:
+        """Which side to upgrade first: the one whose newest release works with more of the
+        other side's measured versions keeps more deployments working during the move."""
+        sdk_share = len(self.clis_working_with_newest_sdk) / max(self.cli_count, 1)
+        cli_share = len(self.sdks_working_with_newest_cli) / max(self.sdk_count, 1)
+        if sdk_share > cli_share:
+            return "sdk"
+        if cli_share > sdk_share:
+            return "cli"
+        return "either"
+
+
+def upgrade_advice(frame: pd.DataFrame, family: str) -> UpgradeAdvice | None:
+    sub = handshake(frame, family)
+    if sub.empty:
+        return None
+    sdks = sorted_versions(sub["sdk_version"])
+    clis = sorted_versions(sub["cli_version"])
+    ok = sub[sub["outcome"].isin(WORKS)]
+    return UpgradeAdvice(
+        newest_sdk=sdks[-1],
+        newest_cli=clis[-1],
+        sdks_working_with_newest_cli=tuple(sorted_versions(ok[ok["cli_version"] == clis[-1]]["sdk_version"])),
+        clis_working_with_newest_sdk=tuple(sorted_versions(ok[ok["sdk_version"] == sdks[-1]]["cli_version"])),
+        sdk_count=len(sdks),
+        cli_count=len(clis),
+    )

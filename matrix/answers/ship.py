@@ -1,0 +1,135 @@
+"""Can I ship this version? A yes / no / unknown answer from measured handshake cells.
+
+Pure over the results DataFrame. A pair that was never measured, or measured only as an
+infrastructure or harness error, is unknown: never yes. The other side's versions to judge
+against:
+
+- ``supported``: for an SDK release, the CLI versions the newest measured SDK works with
+  (what users who follow the current release run); for a CLI release, the SDK versions that
+  work with the newest measured CLI. Shipping must not break any of them.
+- ``latest:N``: the N newest measured versions of the other side.
+- ``all``: every measured version of the other side.
+- a single version of the other side: a proposed pin pair.
+
+A version of the other side that can no longer be installed is not a deployment anyone can
+have: it is listed and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from matrix.answers.analysis import WORKS, handshake, sorted_versions
+from matrix.errors import UserError
+from matrix.model import Outcome
+
+__all__ = ["EXIT", "Decision", "Judged", "can_i_ship"]
+
+UNKNOWN = {Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value}
+SKIPPED = {Outcome.UNINSTALLABLE.value, Outcome.NOT_APPLICABLE.value}
+EXIT = {"yes": 0, "no": 1, "unknown": 2}
+
+
+@dataclass(frozen=True)
+class Judged:
+    sdk_version: str
+    cli_version: str
+    outcome: str | None  # None: never measured
+    verdict: str  # yes | no | unknown | skipped
+    reason: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    family: str
+    side: str  # the side being shipped: "sdk" | "cli"
+    version: str
+    against: str
+    answer: str  # yes | no | unknown
+    cells: tuple[Judged, ...]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.answer]
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "exit_code": self.exit_code}, indent=1)
+
+
+def _targets(sub: pd.DataFrame, side: str, against: str) -> list[str]:
+    other = "cli_version" if side == "sdk" else "sdk_version"
+    this = "sdk_version" if side == "sdk" else "cli_version"
+    measured = sorted_versions(sub[other])
+    if against == "all":
+        return measured
+    if against.startswith("latest:"):
+        try:
+            n = int(against.split(":", 1)[1])
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise UserError(f"--against {against!r}: N must be a whole number of at least 1, e.g. latest:3")
+        return measured[-n:]
+    if against == "supported":
+        newest = sorted_versions(sub[this])[-1]
+        ok = sub[(sub[this] == newest) & sub["outcome"].isin(WORKS)]
+        return sorted_versions(ok[other])
+    return [against]  # one version: a proposed pin pair
+
+
+def _judge(sdk: str, cli: str, outcome: str | None, error: str | None, leaked: list[str] | None = None) -> Judged:
+    judged = _judge_outcome(sdk, cli, outcome, error)
+    if leaked and "running after stop()" not in judged.reason:
+        # A failed start that also left the CLI running: the user hits both.
+        return Judged(sdk, cli, outcome, judged.verdict, f"{judged.reason}; left {', '.join(leaked)} running after "
+                                                         "stop()")
+    return judged
+
+
+def _judge_outcome(sdk: str, cli: str, outcome: str | None, error: str | None) -> Judged:
+    if outcome is None:
+        return Judged(sdk, cli, None, "unknown", "never measured")
+    if outcome in WORKS:
+        return Judged(sdk, cli, outcome, "yes", "measured compatible")
+    if outcome in UNKNOWN:
+        return Judged(sdk, cli, outcome, "unknown", f"measured only as {outcome}: not a verdict")
+    if outcome in SKIPPED:
+        return Judged(sdk, cli, outcome, "skipped", f"{outcome}: no deployment can run this pair")
+    first = (error or "").strip().splitlines()[:1]
+    return Judged(sdk, cli, outcome, "no", f"{outcome}{': ' + first[0][:200] if first else ''}")
+
+
+def can_i_ship(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None,
+               against: str = "supported") -> Decision:
+    """Ship ``sdk`` (against CLIs) or ``cli`` (against SDKs); both given: the pin pair."""
+    sub = handshake(frame, family)
+    if sub.empty:
+        raise UserError(f"no handshake results for family {family!r}; run `compat-matrix run --family {family}`")
+    if sdk is not None and cli is not None:
+        side, version, targets, against = "sdk", sdk, [cli], cli
+    elif sdk is not None:
+        side, version, targets = "sdk", sdk, _targets(sub, "sdk", against)
+    elif cli is not None:
+        side, version, targets = "cli", cli, _targets(sub, "cli", against)
+    else:
+        raise UserError("name the release to ship: --sdk V or --cli V (both: a proposed pin pair)")
+    cells = []
+    for other in targets:
+        pair = (version, other) if side == "sdk" else (other, version)
+        hit = sub[(sub["sdk_version"] == pair[0]) & (sub["cli_version"] == pair[1])]
+        outcome = str(hit["outcome"].iloc[0]) if not hit.empty else None
+        error = hit["error_message"].iloc[0] if not hit.empty else None
+        leaked = hit["leaked"].iloc[0] if not hit.empty and "leaked" in hit else None
+        cells.append(_judge(pair[0], pair[1], outcome, error if isinstance(error, str) else None,
+                            list(leaked) if isinstance(leaked, list) else None))
+    verdicts = {c.verdict for c in cells}
+    if "no" in verdicts:
+        answer = "no"
+    elif "unknown" in verdicts or "yes" not in verdicts:
+        answer = "unknown"  # nothing measured to stand on is not a yes
+    else:
+        answer = "yes"
+    return Decision(family, side, version, against, answer, tuple(cells))

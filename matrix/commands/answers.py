@@ -1,0 +1,179 @@
+"""The release managers' commands: can-i-ship, pins (with --bisect), diff. Wiring only; the
+answers are computed in ship.py, analysis.py, bisect.py and diff.py."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+
+from matrix.answers.analysis import handshake, pin_lines, sorted_versions
+from matrix.answers.bisect import bisect_gap, gaps
+from matrix.answers.diff import diff_frames, render_text, to_json
+from matrix.answers.ship import can_i_ship
+from matrix.ecosystems.discovery import Discovery
+from matrix.errors import UserError
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.families.registry import FAMILIES
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner
+from matrix.store.dataset import Dataset, Sources
+from matrix.store.results import ROWS_FILE, Store, frame_of, load_frame
+
+__all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
+
+
+def sources_of(args: argparse.Namespace) -> Sources:
+    """The committed history (``--data``, when it exists) and the local results (``--results``)."""
+    data = Path(getattr(args, "data", None) or "data")
+    return Sources(Path(args.results or "results"), data if Dataset(data).exists() else None)
+
+
+def _frame(sources: Sources) -> pd.DataFrame:
+    frame, _ = sources.frame()
+    if frame.empty:
+        where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
+        raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
+    return frame
+
+
+def _family(name: str) -> str:
+    if name not in FAMILIES or FAMILIES[name].standin:
+        valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
+        raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
+    return name
+
+
+def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
+    decision = can_i_ship(_frame(sources_of(args)), _family(args.family), args.sdk, args.cli, args.against)
+    if args.json:
+        print(decision.to_json())
+        return decision.exit_code
+    what = f"{decision.side} {decision.version}"
+    console.print(f"{args.family}: can I ship {what} (against {decision.against})? [bold]{decision.answer}[/]")
+    for c in decision.cells:
+        console.print(f"  sdk {c.sdk_version:>8} × cli {c.cli_version:>8}  {c.verdict:<8} {c.reason}",
+                      highlight=False, soft_wrap=True)
+    return decision.exit_code
+
+
+def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: Console) -> list[dict[str, Any]]:
+    """Close every working/failing gap of the asked version's row or column with real probes."""
+    fam = FAMILIES[args.family]
+    sub = handshake(frame, args.family)
+    if args.sdk is not None:
+        part = sub[sub["sdk_version"] == args.sdk]
+        axis_col, ecosystem, package = "cli_version", fam.cli_ecosystem, fam.cli_package
+    else:
+        part = sub[sub["cli_version"] == args.cli]
+        axis_col, ecosystem, package = "sdk_version", fam.sdk_ecosystem, fam.sdk_package
+    axis = [(v, str(part[part[axis_col] == v]["outcome"].iloc[0])) for v in sorted_versions(part[axis_col])]
+    discovery = Discovery(cache_root() / "discovery", plan.run.discovery_ttl_hours * 3600)
+    released = sorted_versions([r.version for r in discovery.releases(ecosystem, package, fam.version_hints)
+                                if not r.prerelease])
+    store = Store(Path(args.results))
+    runner = Runner(plan, store, cache_root(), proc.Reaper())
+
+    def probe(version: str) -> str:
+        sdk, cli = (args.sdk, version) if args.sdk is not None else (version, args.cli)
+        row = runner.measure(Cell(args.family, sdk, cli, "handshake"))
+        outcome = row.outcome if row is not None else "infra-error"
+        console.print(f"  probed sdk {sdk} × cli {cli}: {outcome}", highlight=False)
+        return outcome
+
+    found = []
+    with contextlib.closing(runner):
+        for low, high, between in gaps(axis, released):
+            console.print(f"bisecting between {low} and {high}: {len(between)} unmeasured releases")
+            b = bisect_gap(low, dict(axis)[low], high, between, probe)
+            found.append({"between": [low, high], "last_like_low": b.last_same, "first_like_high": b.first_other,
+                          "exact": b.exact, "probed": [list(p) for p in b.probed], "note": b.note})
+    return found
+
+
+def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = None) -> int:
+    family = _family(args.family)
+    if (args.sdk is None) == (args.cli is None):
+        raise UserError("pins needs exactly one of --sdk V or --cli V")
+    frame = _frame(sources_of(args))
+    boundaries: list[dict[str, Any]] = []
+    if args.bisect:
+        assert plan is not None
+        boundaries = _bisect(args, plan, frame, console)
+        frame = _frame(sources_of(args))  # with the probed cells
+    specs = pin_lines(frame, family, args.sdk, args.cli)
+    leaky = pin_lines(frame, family, args.sdk, args.cli, leaky=True)
+    if args.json:
+        def bare(lines: list[str]) -> list[str]:
+            return [s.strip('"') for s in lines]  # the quotes are for a shell
+
+        print(json.dumps({"family": family, "sdk": args.sdk, "cli": args.cli, "works_with": bare(specs),
+                          "works_but_leaves_cli_running": bare(leaky), "boundaries": boundaries}, indent=1))
+        return 0
+    what = f"sdk {args.sdk}" if args.sdk else f"cli {args.cli}"
+    console.print(f"{family} {what} works with (measured):" if specs else f"{family} {what}: nothing measured works")
+    for s in specs:
+        console.print(f"  {s}", highlight=False)
+    if leaky:
+        console.print("works, but stop() leaves the CLI running (prefer the above):")
+        for s in leaky:
+            console.print(f"  {s}", highlight=False)
+    for b in boundaries:
+        exact = "exactly" if b["exact"] else "somewhere"
+        console.print(f"boundary {exact} between {b['last_like_low']} and {b['first_like_high']} "
+                      f"({len(b['probed'])} probes){' - ' + b['note'] if b['note'] else ''}", highlight=False)
+    return 0
+
+
+def _rows_of(text: str) -> pd.DataFrame:
+    """A results directory (or its rows file), or a dataset such as data/."""
+    path = Path(text)
+    if path.is_file() and path.name == ROWS_FILE:
+        path = path.parent
+    if (path / ROWS_FILE).exists():
+        return load_frame(path)[0]
+    if Dataset(path).exists():
+        return frame_of(Dataset(path).read()[0])
+    raise UserError(f"{text}: no {ROWS_FILE} and no dataset there; pass a results directory, its {ROWS_FILE}, "
+                    "or a dataset directory such as data")
+
+
+def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    old, new = _rows_of(args.old), _rows_of(args.new)
+    changes = diff_frames(old, new)
+    if args.json:
+        print(to_json(changes))
+    else:
+        console.print(render_text(changes), end="", highlight=False, soft_wrap=True)
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    s = sub.add_parser("can-i-ship", help="yes (0) / no (1) / unknown (2): does a release work with the other side")
+    s.add_argument("--family", required=True)
+    s.add_argument("--sdk", default=None, metavar="V", help="the SDK release to ship")
+    s.add_argument("--cli", default=None, metavar="V", help="the CLI release to ship (both: a proposed pin pair)")
+    s.add_argument("--against", default="supported", metavar="supported|latest:N|all",
+                   help="which versions of the other side (default: supported)")
+    s.add_argument("--results", default="results")
+    s.add_argument("--data", default="data", help="the committed history (default: data)")
+    s.add_argument("--json", action="store_true")
+    p = sub.add_parser("pins", help="the other side's measured working range(s) as pip or npm specifiers")
+    p.add_argument("--config", default="matrix.toml", help="the matrix config (for --bisect)")
+    p.add_argument("--family", required=True)
+    p.add_argument("--sdk", default=None, metavar="V")
+    p.add_argument("--cli", default=None, metavar="V")
+    p.add_argument("--bisect", action="store_true", help="find exact boundaries among unmeasured releases, by probing")
+    p.add_argument("--results", default="results")
+    p.add_argument("--data", default="data", help="the committed history (default: data)")
+    p.add_argument("--json", action="store_true")
+    d = sub.add_parser("diff", help="cells whose outcome changed between two result sets, regressions first")
+    d.add_argument("old", help="the older results directory (or its rows.jsonl)")
+    d.add_argument("new", help="the newer results directory (or its rows.jsonl)")
+    d.add_argument("--json", action="store_true")

@@ -1,0 +1,67 @@
+"""One writer per results directory or dataset at a time.
+
+A second ``run`` (or ``fold``, ``merge``) on the same directory waits for the first or
+stops at once with one line naming the run that holds it; nothing is written twice or lost.
+The lock is the kernel's (``flock``): it goes with the process that held it, even one killed
+outright, so a stale lock never blocks anybody."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from matrix.errors import UserError
+from matrix.execute.storage import writing
+
+__all__ = ["Locked", "holding"]
+
+LOCK_FILE = ".compat-matrix.execute.lock"
+
+
+class Locked(UserError):
+    def __init__(self, directory: Path, holder: dict[str, object]) -> None:
+        self.directory = directory
+        self.holder = holder
+        who = holder.get("command") or "another compat-matrix"
+        since = holder.get("since") or "?"
+        super().__init__(f"{directory} is in use by `{who}` (pid {holder.get('pid', '?')}, since {since}); wait for "
+                         "it to finish, run again with --wait, or pass another directory")
+
+
+def _holder(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@contextlib.contextmanager
+def holding(directory: Path, wait: bool = False, poll: float = 0.5) -> Iterator[None]:
+    """Hold ``directory``'s lock for the block; ``wait``: until the holder lets go."""
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not wait:
+                    raise Locked(directory, _holder(directory / LOCK_FILE)) from None
+                time.sleep(poll)
+        me = {"pid": os.getpid(), "command": " ".join(["compat-matrix", *sys.argv[1:3]]),
+              "since": datetime.now(UTC).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

@@ -1,0 +1,79 @@
+"""Third-party output may echo a credential: keep its shape, drop its value. Paths into our
+environment cache say nothing about the SDK and differ per machine: shortened."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from matrix.execute.storage import write_atomic
+
+__all__ = ["process_label", "redact", "redact_file", "scrub_paths", "strip_paths"]
+
+_TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
+                       r"(?:sk|xox[abp])-[A-Za-z0-9-]{20,})\b")
+
+
+# Where our cache put an environment says nothing about the SDK and differs per machine.
+_ENV_PATH = re.compile(r"/[^\s'\"]*?/envs/(sdk|cli|runtime)/[^/\s'\"]+/([^/\s'\"]+)")
+
+
+def redact(text: str) -> str:
+    return _ENV_PATH.sub(r"<\1 env \2>", _TOKENISH.sub("[redacted-token]", text))
+
+
+def _machine_roots() -> tuple[str, ...]:
+    """Directories whose names differ per machine or say who ran it."""
+    import tempfile
+
+    found = {str(Path.home()), tempfile.gettempdir(), str(Path.cwd()), os.environ.get("COMPAT_MATRIX_CACHE", ""),
+             "/root", "/tmp", "/var/tmp", "/home", "/Users"}  # noqa: S108 (names to cut, not to use)
+    return tuple(sorted((r.rstrip("/") for r in found if r and r != "/"), key=len, reverse=True))
+
+
+_SEGMENT = r"[^/\s'\"(),:;\]\[]+"
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` as stored data may hold it: environment paths as ``redact`` writes them, and
+    any other path under a home, a temporary or a working directory cut to ``<path>/`` and
+    its last part (which names the file, not the machine)."""
+    text = redact(text)
+    roots = "|".join(re.escape(r) for r in _machine_roots())
+    pattern = re.compile(rf"(?:{roots})(?:/{_SEGMENT})*?/(?P<last>{_SEGMENT})(?=$|[\s'\"(),:;\]\[])")
+    text = pattern.sub(lambda m: f"<path>/{m.group('last')}", text)
+    return re.sub(rf"(?<![\w<>/])(?:{roots})(?=$|[\s'\"(),:;\]\[])", "<path>", text)
+
+
+def strip_paths(command: str) -> str:
+    """A process's command line with every absolute path cut to its last part: where our
+    cache, a sandbox or a runtime lives differs per machine and says nothing of the process."""
+    words = _TOKENISH.sub("[redacted-token]", command).split()
+    return " ".join(Path(w).name if w.startswith("/") else w for w in words)
+
+
+_INTERPRETERS = re.compile(r"^(node|python[\d.]*|sh|bash)$")
+
+
+def process_label(command: str) -> str:
+    """What a reader calls a process: its program, and the script an interpreter runs
+    (``node npm-loader.js``, ``copilot``)."""
+    words = strip_paths(command).split()
+    if not words:
+        return "a process"
+    if _INTERPRETERS.match(words[0]):
+        script = next((w for w in words[1:] if not w.startswith("-")), None)
+        return f"{words[0]} {script}" if script else words[0]
+    return words[0]
+
+
+def redact_file(path: Path) -> None:
+    """Rewrite a transcript or log in place with every token-shaped value redacted."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    clean = redact(text)
+    if clean != text:
+        write_atomic(path, clean)

@@ -1,0 +1,176 @@
+"""The @github/copilot CLI side: its entry point, the Node runtime it needs, and the
+launcher every probe points the SDK at.
+
+The runtime is measured, not looked up: each runtime we can provide is tried with
+``--version`` in a sandbox, oldest first, and the first that answers is recorded in the
+prefix. A release installed without its native binary (the registry does not serve it,
+``matrix/ecosystems/npm_optional.py``) runs its JS build, which refuses Node 20."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from matrix.errors import InfraError
+from matrix.execute import proc
+from matrix.execute.cache import dir_size
+from matrix.execute.environment import NpmPrefix
+from matrix.execute.sandbox import sandbox
+from matrix.families.copilot.cli_seed import Seed, make_seed, plant
+
+__all__ = ["CliInstall", "Runtime", "RuntimeSource", "first_runtime", "prepare_cli", "read_launches",
+           "self_reported_version", "write_launcher"]
+
+_VERSION = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
+RUNTIME_FILE = ".compat-matrix-runtime.json"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    label: str  # "node20", "node24"
+    node: Path
+
+
+@dataclass(frozen=True)
+class RuntimeSource:
+    """A runtime we can provide; ``get`` installs it on first use (node@24 from npm)."""
+
+    label: str
+    get: Callable[[], Runtime]
+
+
+@dataclass(frozen=True)
+class CliInstall:
+    version: str
+    entry: Path  # the JS file npm links as the `copilot` command
+    runtime: Runtime | None  # None: no runtime we have could start it
+    version_output: str
+    runtime_failures: dict[str, str]
+    seed: Seed | None = None  # its first-launch unpack, shared read-only by every cell
+    # Optional packages (the native binary) the registry does not serve: npm installed the
+    # CLI without them and its loader runs the JavaScript fallback.
+    not_served: tuple[str, ...] = ()
+
+
+def bin_entry(prefix: NpmPrefix) -> Path:
+    meta = prefix.package_json()
+    raw = meta.get("bin")
+    if isinstance(raw, dict):
+        rel = raw.get("copilot") or next(iter(raw.values()))
+    else:
+        rel = raw
+    if not isinstance(rel, str):
+        raise InfraError(f"{prefix.package}@{prefix.version}", "package.json has no bin entry")
+    return prefix.package_dir / rel
+
+
+def first_runtime(stamp: Path, runtimes: list[RuntimeSource],
+                  trial: Callable[[Runtime], tuple[str | None, str]]) -> tuple[Runtime | None, dict[str, str], str]:
+    """The first runtime, oldest first, for which ``trial`` reports no failure, remembered in
+    ``stamp`` for these candidates: (runtime or None, why each earlier one failed, the
+    trial's output). ``trial(rt)`` returns (why it failed or None, output)."""
+    known = {r.label: r for r in runtimes}
+    try:
+        data = json.loads(stamp.read_text())
+        if data["candidates"] == list(known) and (data["runtime"] is None or data["runtime"] in known):
+            rt = known[data["runtime"]].get() if data["runtime"] else None
+            return rt, data["failures"], data["output"]
+    except (OSError, ValueError, KeyError):
+        pass
+    failures: dict[str, str] = {}
+    chosen: Runtime | None = None
+    output = ""
+    for source in runtimes:
+        rt = source.get()
+        why, text = trial(rt)
+        if why is None:
+            chosen, output = rt, text
+            break
+        failures[rt.label] = why
+    stamp.write_text(json.dumps({"candidates": list(known), "runtime": chosen.label if chosen else None,
+                                 "output": output, "failures": failures}))
+    return chosen, failures, output
+
+
+def prepare_cli(
+    prefix: NpmPrefix, runtimes: list[RuntimeSource], scratch: Path, timeout: float
+) -> CliInstall:
+    """Find (once per installed prefix) which runtime starts this CLI, oldest first."""
+    entry = bin_entry(prefix)
+
+    def version(rt: Runtime) -> tuple[str | None, str]:
+        with sandbox(scratch) as box:
+            res = proc.run(proc.Request((str(rt.node), str(entry), "--version"), box.env, box.root, timeout=timeout))
+        if res.ok and _VERSION.search(res.stdout):
+            return None, res.stdout.strip()
+        text = (res.stdout + res.stderr).strip()
+        return ("timed out" if res.timed_out else f"exit {res.returncode}: ") + text[-600:], ""
+
+    not_served = tuple(prefix.optional_not_served())
+    chosen, failures, output = first_runtime(prefix.location / RUNTIME_FILE, runtimes, version)
+    return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout),
+                      not_served)
+
+
+def self_reported_version(cli: CliInstall, runtime: Runtime, scratch: Path, timeout: float) -> str | None:
+    """What the CLI answers to `status.get` when asked with no SDK (``matrix/families/copilot/cli_status.py``),
+    in a sandbox like a cell's; None when it does not answer."""
+    script = Path(__file__).parent / "cli_status.py"
+    with sandbox(scratch, path_dirs=[runtime.node.parent]) as box:
+        plant(cli.seed, box.home)
+        res = proc.run(proc.Request((proc.harness_python(), "-I", str(script), str(runtime.node), str(cli.entry)),
+                                    box.env, box.root, timeout=timeout))
+    try:
+        version = json.loads(res.stdout.strip().splitlines()[-1])["version"]
+    except (ValueError, IndexError, KeyError, TypeError):
+        return None
+    return str(version) if version else None
+
+
+def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:
+    if rt is None:
+        return None
+    seed = make_seed(prefix.location, (str(rt.node), str(entry), "--version"), [rt.node.parent], scratch, timeout)
+    if seed is not None:
+        prefix.add_bytes(dir_size(seed.root))
+    return seed
+
+
+def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,
+                   shim: tuple[Path, Path] | None = None) -> tuple[Path, Path]:
+    """A launcher the SDK runs as "the CLI": it logs each start's argv, then execs the real
+    entry with the chosen runtime. The log proves the SDK ran our CLI and with which flags.
+    ``shim``: (python, config) to relay the stream through matrix/families/copilot/shim.py."""
+    log = directory / "launches.log"
+    script = directory / "copilot"
+    real = f"{shlex.quote(str(runtime.node))} {shlex.quote(str(cli.entry))}"
+    if shim is not None:
+        python, config = shim
+        relay = Path(__file__).parent / "shim.py"
+        real = (f"{shlex.quote(str(python))} -I {shlex.quote(str(relay))} {shlex.quote(str(config))} -- "
+                + real)
+    script.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\n' '@@launch@@' \"$@\" >> {shlex.quote(str(log))}\n"
+        f"exec {real} \"$@\"\n"
+    )
+    script.chmod(0o755)
+    return script, log
+
+
+def read_launches(log: Path) -> list[list[str]]:
+    try:
+        lines = log.read_text().splitlines()
+    except OSError:
+        return []
+    launches: list[list[str]] = []
+    for line in lines:
+        if line == "@@launch@@":
+            launches.append([])
+        elif launches:
+            launches[-1].append(line)
+    return launches

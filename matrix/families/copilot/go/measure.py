@@ -1,0 +1,53 @@
+"""github.com/github/copilot-sdk/go: one agent binary built against each release runs both
+probes (``rule`` in its config selects the tolerance probe)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matrix.execute import proc
+from matrix.execute.environment import GoAgent
+from matrix.families.copilot.agent_run import AgentCommand, AgentRun
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.handshake import HandshakeCell, build_row
+from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.tolerance import run_tolerance
+from matrix.model import Outcome
+from matrix.probes.report import ErrorInfo
+from matrix.probes.verdict import Verdict
+from matrix.store.results import Row
+
+__all__ = ["compile_error_row", "run_go_handshake", "run_go_tolerance"]
+
+
+def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: GoAgent, cli: CliInstall,
+                      runtime: Runtime) -> Row:
+    """The agent does not compile against this version: the compiler's words are the verdict."""
+    errors = agent.build_errors or ""
+    run = AgentRun(None, proc.Result((str(agent.binary),), 1, "", errors, 0.0, 0.0, False), [], [])
+    verdict = Verdict(Outcome.CRASHED, ErrorInfo("CompileError", errors[-1500:]), {"phase": "build"})
+    return build_row(cell, probe, mutation, run, verdict, runtime, cli)
+
+
+def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runtime: Runtime,
+                     reaper: proc.Reaper | None = None) -> Row:
+    """The agent binary built against this version; a version it does not compile against is
+    ``crashed`` with the compiler's messages (the SDK's API changed under the agent)."""
+    if agent.build_errors is not None:
+        return compile_error_row(cell, "handshake", "", agent, cli, runtime)
+    run = cell.run_agent(None, AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.module_dir)
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
+    extra: dict[str, Any] = {"go_variant": (agent.location / "variant.txt").read_text()
+                             if (agent.location / "variant.txt").exists() else None}
+    if run.report:
+        extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"))
+    return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)
+
+
+def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliInstall, runtime: Runtime,
+                     results: Path, reaper: proc.Reaper | None = None) -> Row:
+    if agent.build_errors is not None:
+        return compile_error_row(cell, "tolerance", rule, agent, cli, runtime)
+    return run_tolerance(None, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.module_dir, "log_level": "error"},
+                         cell, rule, cli, runtime, results, reaper)

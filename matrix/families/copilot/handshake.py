@@ -1,0 +1,132 @@
+"""The handshake probe for github-copilot-sdk: start, negotiate, ping, status, stop."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from matrix import rules_version
+from matrix.execute import proc
+from matrix.execute.environment import UvVenv
+from matrix.execute.forkserver import ForkServers
+from matrix.execute.redaction import process_label, redact, strip_paths
+from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.registry import FAMILIES
+from matrix.model import Outcome
+from matrix.probes.report import ErrorInfo
+from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop, grade_message
+from matrix.store.results import Row
+
+__all__ = ["HandshakeCell", "build_row", "redact"]
+
+@dataclass(frozen=True)
+class HandshakeCell:
+    family: str
+    sdk_version: str
+    cli_version: str
+    probe_timeout: float
+    call_timeout: float
+    grace: float
+    scratch: Path
+    use_shim: bool = False  # relay through the shim without mutating (it must be invisible)
+    transcript: Path | None = None
+    warm: ForkServers | None = field(default=None, compare=False)  # warm starts for Python agents
+    dead_cli: float | None = None  # see Timeouts.dead_cli
+    leak: float = 5.0  # see Timeouts.leak
+    launcher: bool = True  # False: the SDK gets the CLI's own entry point (see run_agent)
+    # What this cell's CLI says its version is when asked with no SDK (asked only if needed).
+    cli_says: Callable[[], str | None] | None = field(default=None, compare=False)
+
+    def python_agent(self, venv: UvVenv) -> AgentCommand:
+        return python_agent(venv, self.warm, FAMILIES[self.family].preload)
+
+    def expected_cli(self, run: AgentRun) -> str:
+        """The version our CLI reports: the one installed or, when the SDK saw another after
+        starting our launcher exactly once, the one the CLI also gives a client with no SDK
+        (it misreports its version; the SDK did run ours)."""
+        seen = run.report.observed_cli_version if run.report else None
+        if (seen and seen != self.cli_version and len(run.launches) == 1 and self.cli_says is not None
+                and self.cli_says() == seen):
+            return seen
+        return self.cli_version
+
+    def run_agent(self, agent: Path | None, command: AgentCommand, cli: CliInstall, runtime: Runtime,
+                  reaper: proc.Reaper | None, **cfg: Any) -> AgentRun:
+        """One handshake agent run with this cell's deadlines and relay; ``cfg``: what the
+        family's agent reads besides the settings every handshake agent shares."""
+        shared = {"step_timeout": self.call_timeout, "log_level": "error", "dead_cli": self.dead_cli,
+                  "leak": self.leak}
+        return run_agent(agent, {**shared, **cfg}, command, cli, runtime, self.probe_timeout, self.grace,
+                         self.scratch, reaper, use_shim=self.use_shim, transcript=self.transcript,
+                         launcher=self.launcher)
+
+
+def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,
+              runtime: Runtime, cli: CliInstall, extra: dict[str, Any] | None = None) -> Row:
+    report, res, launches = run.report, run.result, run.launches
+    expected = cell.expected_cli(run)
+    if run.seed_modified:  # another cell's state may have leaked into this one: no verdict
+        verdict = Verdict(Outcome.HARNESS_ERROR, ErrorInfo(
+            "SharedStateModified", "the CLI wrote into the unpacked package shared between cells; the tree is "
+                                   "retired and the cell is re-measured next run"))
+    message = redact(verdict.error.message) if verdict.error else None
+    # A leak is measured, not said: there is no message of the SDK's to grade.
+    graded = verdict.outcome not in ("compatible", "surfaced", "ignored") and not (
+        verdict.error and verdict.error.type == LEFT_RUNNING)
+    names, actionable = grade_message(message) if graded else (None, None)
+    seconds = {s.name: s.seconds for s in report.steps} if report else {}
+    detail: dict[str, Any] = dict(verdict.detail)
+    detail.update(
+        launch_argv=launches[0][:40] if launches else None,
+        launches=len(launches),
+        api=report.api if report else None,
+        warnings=[redact(w) for w in report.warnings][:20] if report else [],
+        agent_stderr_tail=redact(res.stderr[-2000:]),
+        runtime_failures=cli.runtime_failures,
+        optional_not_served=list(cli.not_served),
+        cli_reports_itself_as=None if expected == cell.cli_version else expected,
+        home_files=run.home_files[:50],
+        agent_env_names=report.extra.get("env_names") if report else None,
+        **(extra or {}),
+    )
+    gone = after_stop(report)
+    if gone is not None:
+        detail["after_stop"] = {"wait": gone.get("wait"), "processes": [
+            {**p, "command": strip_paths(str(p.get("command", "")))} for p in gone.get("processes") or []]}
+    if verdict.error and verdict.error.traceback:
+        detail["traceback"] = redact(verdict.error.traceback[-4000:])
+    connected = verdict.outcome in ("compatible", "degraded") or probe != "handshake"
+    return Row(
+        family=cell.family,
+        sdk_version=cell.sdk_version,
+        cli_version=cell.cli_version,
+        probe=probe,
+        mutation=mutation,
+        outcome=str(verdict.outcome),
+        protocol=report.negotiated_protocol if report and connected else None,
+        observed_cli_version=report.observed_cli_version if report else None,
+        error_type=verdict.error.type if verdict.error else None,
+        error_message=message,
+        message_names_versions=names,
+        message_actionable=actionable,
+        seconds=round(res.elapsed, 3),
+        start_seconds=seconds.get("start"),
+        calls_seconds=round(seconds.get("ping", 0.0) + seconds.get("get_status", 0.0), 4)
+        if "ping" in seconds else None,
+        stop_seconds=seconds.get("stop"),
+        sdk_declared=report.declared if report else {},
+        node_runtime=runtime.label,
+        leftovers_killed=[strip_paths(c) for c in res.leftovers],
+        exit_after_stop_seconds=gone.get("exit_after_stop_seconds") if gone else None,
+        leaked=[process_label(c) for c in gone.get("leaked") or []] if gone else [],
+        wrong_cli=verdict.wrong_cli,
+        detail=detail,
+        harness_version=rules_version(probe),
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+    )

@@ -1,0 +1,37 @@
+"""@github/copilot-sdk (npm): its handshake and tolerance agents, run with the Node runtime
+that imports the release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matrix.execute import proc
+from matrix.families.copilot.agent_run import node_agent
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.handshake import HandshakeCell, build_row
+from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.node.sdk import AGENTS, NodeSdk
+from matrix.families.copilot.tolerance import run_tolerance
+from matrix.store.results import Row
+
+__all__ = ["run_node_handshake", "run_node_tolerance"]
+
+
+def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
+                       reaper: proc.Reaper | None = None) -> Row:
+    run = cell.run_agent(AGENTS / "copilot_node_handshake.mjs", node_agent(sdk.runtime.node), cli, runtime, reaper,
+                         sdk_dir=str(sdk.package_dir))
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
+    extra: dict[str, Any] = {"sdk_runtime": sdk.runtime.label, "sdk_import_failures": sdk.import_failures}
+    if run.report:
+        extra.update(spawned=run.report.launched[:5], uncaught=(run.report.extra.get("uncaught") or [])[:5],
+                     ping_protocol=run.report.extra.get("ping_protocol"))
+    return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)
+
+
+def run_node_tolerance(cell: HandshakeCell, rule: str, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
+                       results: Path, reaper: proc.Reaper | None = None) -> Row:
+    return run_tolerance(AGENTS / "copilot_node_tolerance.mjs", node_agent(sdk.runtime.node),
+                         {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, rule, cli, runtime, results,
+                         reaper)

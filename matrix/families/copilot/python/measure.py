@@ -1,0 +1,32 @@
+"""github-copilot-sdk (PyPI): its handshake and tolerance agents, run in the SDK's uv venv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matrix.execute import proc
+from matrix.execute.environment import UvVenv
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.handshake import HandshakeCell, build_row
+from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.tolerance import run_tolerance
+from matrix.store.results import Row
+
+__all__ = ["AGENTS", "run_python_handshake", "run_python_tolerance"]
+
+AGENTS = Path(__file__).parent / "agents"
+
+
+def run_python_handshake(
+    cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
+    reaper: proc.Reaper | None = None,
+) -> Row:
+    run = cell.run_agent(AGENTS / "copilot_python_handshake.py", cell.python_agent(venv), cli, runtime, reaper)
+    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
+    return build_row(cell, "handshake", "", run, verdict, runtime, cli)
+
+
+def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliInstall, runtime: Runtime,
+                         results: Path, reaper: proc.Reaper | None = None) -> Row:
+    return run_tolerance(AGENTS / "copilot_python_tolerance.py", cell.python_agent(venv), {}, cell, rule, cli, runtime,
+                         results, reaper)

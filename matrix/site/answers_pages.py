@@ -1,0 +1,118 @@
+"""Site pages for release managers: declared-versus-observed drift with semver findings, and
+what changed since the last publish."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+
+from matrix.answers.analysis import handshake, sorted_versions
+from matrix.answers.diff import KINDS, diff_frames
+from matrix.answers.drift import NO_PROTOCOL, DriftFinding, cli_protocols, declared_window, drift, semver_findings
+from matrix.families.registry import FAMILIES
+from matrix.site.pages import badge, esc
+from matrix.site.publish import Snapshot
+
+__all__ = ["changes_page", "drift_page"]
+
+# What a disagreement most often means, by (prediction, observation): the reader's key.
+_MEANING = {
+    ("refused", "launch-failed"): "the CLI rejected the SDK's launch flags before any protocol was compared",
+    ("compatible", "launch-failed"): "the protocols match, but the CLI rejected the SDK's launch flags",
+    ("refused", "hang"): "a refusal was due, but the SDK never noticed the CLI had gone: it waited",
+    ("compatible", "hang"): "the protocols match, but start never settled",
+    ("refused", "crashed"): "a refusal was due, but the SDK failed on something else first",
+    ("compatible", "crashed"): "the protocols match, but the SDK failed on a message it could not read",
+    ("compatible", "degraded"): "the protocols match and it connected, but a later call failed",
+    ("compatible", "refused"): "the protocols match, yet the SDK refused",
+    ("refused", "compatible"): "the declarations say no, yet it worked",
+}
+
+
+def drift_page(frame: pd.DataFrame) -> str:
+    families = [f for f in sorted(handshake(frame)["family"].unique()) if f in FAMILIES and not FAMILIES[f].standin]
+    lines = ["# Declared versus observed", "",
+             "Every handshake cell is **predicted** from declarations alone: the protocol window each SDK release "
+             "declares in its own source (`SDK_PROTOCOL_VERSION`, a `MIN_PROTOCOL_VERSION` or else an exact-match "
+             "rule) and the protocol version each CLI release reports. The prediction is then set next to the "
+             "**measurement**. Where they disagree, the declarations do not tell the whole story: those cells are "
+             "listed with the evidence. Cells that say nothing (infra or harness errors, uninstallable versions) "
+             "are not predicted.", ""]
+    for family in families:
+        findings, predicted, agree = drift(frame, family)
+        protos = cli_protocols(frame, family)
+        windows = declared_window(frame, family)
+        lines += [f"## {esc(family)}", "",
+                  f"{predicted} cells predicted, {agree} agree with the measurement, **{len(findings)} disagree**.", ""]
+        lines += ["### What each side declares", "", "| CLI | reports protocol |", "|---|---|"]
+        lines += [f"| {esc(c)} | {'none' if p == NO_PROTOCOL else p} |" for c, p in
+                  sorted(protos.items(), key=lambda kv: sorted_versions(list(protos)).index(kv[0]))]
+        lines += ["", "| SDK | declared window | pins or bundles a CLI |", "|---|---|---|"]
+        for sdk in sorted_versions(list(windows)):
+            d = windows[sdk]
+            top, low = d.get("SDK_PROTOCOL_VERSION"), d.get("MIN_PROTOCOL_VERSION")
+            window = "none" if top is None else (f"{low}..{top}" if low is not None else f"exactly {top}")
+            pin = d.get("CLI_VERSION") or ("bundles one" if d.get("bundled_cli") else "no")
+            lines.append(f"| [{esc(sdk)}](versions/{family}/sdk-{esc(sdk)}.md) | {window} | {esc(pin)} |")
+        lines.append("")
+        groups: dict[tuple[str, str], list[DriftFinding]] = defaultdict(list)
+        for f in findings:
+            groups[(f.predicted, f.observed)].append(f)
+        lines += ["### Where prediction and measurement disagree", ""]
+        if not findings:
+            lines += ["None.", ""]
+        for (pred, obs), items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            meaning = _MEANING.get((pred, obs), "")
+            why = f": {meaning}" if meaning else ""
+            lines += [f"**Predicted {pred}, measured {badge(obs)}** ({len(items)} cells){why}",
+                      "", "| SDK | CLI | rule (prediction) | evidence (measurement) |", "|---|---|---|---|"]
+            for f in items:
+                lines.append(f"| {esc(f.sdk_version)} | {esc(f.cli_version)} | {esc(f.rule)} | "
+                             f"{esc(f.evidence).replace('|', '&#124;')} |")
+            lines.append("")
+        semver = semver_findings(frame, family)
+        lines += ["### Semver findings", "",
+                  "A patch or minor release of one side after which a version of the other side that worked no "
+                  "longer does (like oasdiff's api-version-not-bumped). Below 1.0.0 semver promises nothing; those "
+                  "are marked.", ""]
+        if not semver:
+            lines += ["None.", ""]
+        else:
+            lines += ["| side | release | bump | breaks | was → now | evidence |", "|---|---|---|---|---|---|"]
+            for s in semver:
+                zero = " (0.x)" if s.initial_development else ""
+                other = "CLI" if s.side == "sdk" else "SDK"
+                lines.append(f"| {s.side} | {esc(s.before)} → **{esc(s.after)}** | {s.bump}{zero} | "
+                             f"{other} {esc(s.other)} | {badge(s.was)} → {badge(s.now)} | "
+                             f"{esc(s.evidence).replace('|', '&#124;')} |")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def changes_page(frame: pd.DataFrame, previous: Snapshot | None, generated_at: str) -> str:
+    lines = ["# What changed since the last publish", ""]
+    if previous is None:
+        return "\n".join([*lines, "This is the first publish of these results: nothing to compare with.", ""])
+    changes = diff_frames(previous.frame, frame)
+    lines += [f"From the results published {esc(previous.generated_at)} to these ({esc(generated_at)}): "
+              f"**{len(changes)} cells changed their outcome**. The same comparison from the command line: "
+              "`compat-matrix diff OLD NEW`.", ""]
+    if not changes:
+        return "\n".join(lines) + "\n"
+    counts = {k: sum(1 for c in changes if c.kind == k) for k in KINDS}
+    present = [k for k in KINDS if counts[k]]
+    lines += ["| " + " | ".join(present) + " |", "|" + "---|" * len(present),
+              "| " + " | ".join(str(counts[k]) for k in present) + " |", ""]
+    lines += ['<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>change</th>'
+              "<th>family</th><th>probe</th><th>SDK</th><th>CLI</th><th>before</th><th>now</th><th>now says</th>"
+              "</tr></thead><tbody>"]
+    for c in changes:
+        before = badge(c.old) if c.old else "not measured"
+        now = badge(c.new) if c.new else "not measured"
+        probe = c.probe + (f" {c.mutation}" if c.mutation else "")
+        lines.append(f"<tr><td>{esc(c.kind)}</td><td>{esc(c.family)}</td><td>{esc(probe)}</td>"
+                     f"<td>{esc(c.sdk_version)}</td><td>{esc(c.cli_version)}</td><td>{before}</td><td>{now}</td>"
+                     f'<td class="cm-msg">{esc((c.new_error or "").splitlines()[0][:200] if c.new_error else "")}'
+                     "</td></tr>")
+    return "\n".join([*lines, "</tbody></table></div>", ""]) + "\n"

@@ -1,0 +1,164 @@
+"""Results -> static site: generated pages, heatmaps, the data twin, executed notebooks,
+then ``mkdocs build --strict``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from matrix import HARNESS_VERSION, __version__
+from matrix.answers.report import INTEGER_COLUMNS, REPORT_COLUMNS, records
+from matrix.errors import InfraError, UserError
+from matrix.execute import proc
+from matrix.execute.storage import StorageError, writing
+from matrix.families.cosmo.pages import checks_in, standin_frame
+from matrix.site.answers_pages import changes_page, drift_page
+from matrix.site.compare_pages import compare_slug, compared_families
+from matrix.site.heatmap import save_compare, save_heatmap
+from matrix.site.notebooks import render_notebooks
+from matrix.site.pages import SiteData, write_pages
+from matrix.site.publish import roll
+from matrix.store.dataset import Sources
+from matrix.store.results import frame_of
+
+__all__ = ["BuildResult", "build_site"]
+
+# How Python words an OSError: "[Errno 28] No space left on device: '/path'".
+_OS_ERROR = re.compile(r"\[Errno (\d+)\] ([^:\n']+)")
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    site: Path
+    pages: int
+    notebooks_executed: dict[str, bool]
+    seconds: float
+    warnings: list[str]
+
+
+def _digest(frame: pd.DataFrame) -> str:
+    return hashlib.sha256(frame.to_json(orient="records", date_format="iso").encode()).hexdigest()[:16]
+
+
+def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
+    """Make ``png`` (a picture, or any generated file) unless the one there was made from the
+    same input (``key``)."""
+    stamp = png.with_suffix(".sha")
+    if png.exists() and stamp.exists() and stamp.read_text() == key:
+        return
+    draw(png)
+    stamp.write_text(key)
+
+
+def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
+    hs = frame[frame["probe"] == "handshake"]
+    for family, part in hs.groupby("family"):
+        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol", "leaked"]])
+        _draw_once(assets / f"heatmap-{family}.png", key,
+                   partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)"))
+    for cli_package, families in compared_families(frame).items():
+        key = _digest(hs[hs["family"].isin(families)][["family", "sdk_version", "cli_version", "outcome", "protocol",
+                                                        "leaked"]])
+        _draw_once(assets / f"compare-{compare_slug(cli_package)}.png", key,
+                   partial(save_compare, hs, families, f"{cli_package}: the SDKs side by side (number: negotiated "
+                                                       "protocol)"))
+    for family, part in standin_frame(frame).groupby("family"):
+        key = _digest(part[["sdk_version", "mutation", "outcome"]]) + HARNESS_VERSION
+        present = set(part["mutation"])
+        _draw_once(assets / f"heatmap-{family}.png", key,
+                   partial(save_heatmap, part, f"{family}: checks", columns="mutation", xlabel="check",
+                           order=[c.name for c in checks_in(part) if c.name in present]))
+
+
+def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[Path]) -> None:
+    """matrix.json (documented keys, with a header), rows.csv and rows.parquet; written again
+    only when the stored rows (or our version) changed."""
+    out.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    for path in inputs:
+        if path.exists():
+            digest.update(path.read_bytes())
+    stored = digest.hexdigest()[:16]
+    key = f"{stored}:{HARNESS_VERSION}:{__version__}:{generated_at}"
+    _draw_once(out / "matrix.json", key, lambda _path: _write_twin(frame, out, generated_at))
+
+
+def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
+    doc = {"schema": 1, "generated_at": generated_at, "harness_version": HARNESS_VERSION,
+           "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
+    (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
+    flat = frame.copy()
+    for col in ("sdk_declared", "detail", "leftovers_killed", "leaked", "repeats"):
+        flat[col] = flat[col].map(lambda v: json.dumps(v, default=str, sort_keys=True))
+    for col in INTEGER_COLUMNS:
+        flat[col] = flat[col].astype("Int64")
+    flat.to_csv(out / "rows.csv", index=False)
+    flat.to_parquet(out / "rows.parquet", index=False)
+
+
+def build_site(root: Path, sources: Sources | Path, site: Path, cache: Path, strict: bool = True) -> BuildResult:
+    """Every file the build writes (pages, pictures, data, notebooks, the site): a disk that
+    refuses one ends the build with a ``StorageError`` naming it. ``sources``: the dataset and
+    local results (a bare path: local results only)."""
+    with writing(site):
+        return _build(root, sources if isinstance(sources, Sources) else Sources(sources), site, cache, strict)
+
+
+def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) -> BuildResult:
+    t0 = time.monotonic()
+    rows, warnings = sources.rows()
+    if not rows:
+        where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
+        raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
+    frame = frame_of(rows)
+    docs = root / "docs"
+    # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
+    generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
+    data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
+    previous = roll(sources.results, rows, generated_at)
+    pages = write_pages(data, docs, sources)
+    for rel, text in (("drift.md", drift_page(frame)), ("changes.md", changes_page(frame, previous, generated_at))):
+        if not (docs / rel).exists() or (docs / rel).read_text() != text:
+            (docs / rel).write_text(text)
+        pages.append(docs / rel)
+    _heatmaps(frame, docs / "assets")
+    _data_twin(frame, docs / "data", generated_at, sources.inputs())
+    executed = render_notebooks(root / "notebooks", sources, docs / "notebooks", cache / "notebooks")
+    # MkDocs's output is a function of its config, the docs tree and its own version: when
+    # none changed since the last build into this site, that site is already the answer.
+    stamp, key = site / ".compat-matrix-build", _inputs_digest(root, strict)
+    if not (stamp.exists() and stamp.read_text() == key and (site / "index.html").exists()):
+        argv = [sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file", str(root / "mkdocs.yml"),
+                "--site-dir", str(site.resolve())]
+        if strict:
+            argv.append("--strict")
+        stamp.unlink(missing_ok=True)
+        # mkdocs is our own tool, not third-party code under test: it gets our environment.
+        res = proc.run(proc.Request(tuple(argv), dict(os.environ), root, timeout=600))
+        if not res.ok:
+            said = (res.stderr or res.stdout).strip()
+            refused = _OS_ERROR.search(said)
+            if refused:  # MkDocs met the disk, not a page; it writes only into the site directory
+                raise StorageError(site, OSError(int(refused.group(1)), refused.group(2)))
+            raise InfraError("mkdocs build", said[-3000:])
+        stamp.write_text(key)
+    return BuildResult(site, len(pages), executed, time.monotonic() - t0, warnings)
+
+
+def _inputs_digest(root: Path, strict: bool) -> str:
+    digest = hashlib.sha256(f"{strict}:{metadata.version('mkdocs')}:{metadata.version('mkdocs-material')}".encode())
+    for path in sorted([root / "mkdocs.yml", *(p for p in (root / "docs").rglob("*") if p.is_file())]):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

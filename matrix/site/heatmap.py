@@ -1,0 +1,133 @@
+"""The matrix as a picture: rows SDK versions, columns CLI versions, colour by outcome,
+negotiated protocol in the cell. Sized per cell so 50 x 110 stays readable."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from matrix.model import OUTCOME_INFO, Outcome
+from matrix.versions import sort_key
+
+__all__ = ["compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
+
+_ORDER = list(OUTCOME_INFO)
+LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after stop()
+LEAK_TEXT = f"{LEAK_MARK} left a process running after stop()"
+_CODE = {o.value: i for i, o in enumerate(_ORDER)}
+_DARK = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE, Outcome.SURFACED, Outcome.FATAL,
+         Outcome.KEPT}
+_MARK = {Outcome.REFUSED: "R", Outcome.LAUNCH_FAILED: "L", Outcome.HANG: "H", Outcome.CRASHED: "C",
+         Outcome.UNINSTALLABLE: "U", Outcome.INFRA_ERROR: "?", Outcome.HARNESS_ERROR: "!",
+         Outcome.SURFACED: "S", Outcome.IGNORED: "I", Outcome.DOWNGRADED: "D", Outcome.LOST: "X",
+         Outcome.FATAL: "F", Outcome.NOT_APPLICABLE: "-", Outcome.KEPT: "K", Outcome.BROKEN: "B"}
+
+
+def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], columns: str = "cli_version") -> None:
+    """Colour one cell per row of ``frame`` (SDK version down, ``columns`` across) and write
+    the negotiated protocol, or the outcome's letter, in it."""
+    grid = np.full((len(rows), len(cols)), np.nan)
+    labels: dict[tuple[int, int], str] = {}
+    for rec in frame.to_dict("records"):
+        if str(rec[columns]) not in cols or str(rec["sdk_version"]) not in rows:
+            continue
+        i, j = rows.index(str(rec["sdk_version"])), cols.index(str(rec[columns]))
+        o = Outcome(str(rec["outcome"]))
+        grid[i, j] = _CODE[o.value]
+        proto: Any = rec.get("protocol")
+        connected = o in (Outcome.COMPATIBLE, Outcome.DEGRADED)
+        labels[(i, j)] = str(int(proto)) if connected and proto is not None and proto == proto else _MARK.get(o, "")
+        if _leaked(rec):
+            labels[(i, j)] += LEAK_MARK
+    cmap = ListedColormap([OUTCOME_INFO[o][0] for o in _ORDER])
+    ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(_ORDER) - 1, aspect="equal", interpolation="nearest")
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    for (i, j), text in labels.items():
+        o = _ORDER[int(grid[i, j])]
+        ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if o in _DARK else "black")
+    ax.set_xticks([x - 0.5 for x in range(1, len(cols))], minor=True)
+    ax.set_yticks([y - 0.5 for y in range(1, len(rows))], minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.5)
+    ax.tick_params(which="minor", length=0)
+
+
+def _leaked(rec: Mapping[Any, Any]) -> bool:
+    leaked = rec.get("leaked")
+    return isinstance(leaked, (list, tuple, np.ndarray)) and len(leaked) > 0
+
+
+def legend(ax: Axes, outcomes: set[str], leaks: bool = False) -> None:
+    present = [o for o in _ORDER if o.value in outcomes]
+    handles = [Patch(color=OUTCOME_INFO[o][0], label=o.value) for o in present]
+    if leaks:
+        handles.append(Patch(color="none", label=LEAK_TEXT))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+
+
+def _any_leak(frame: pd.DataFrame) -> bool:
+    return "leaked" in frame and any(_leaked({"leaked": v}) for v in frame["leaked"])
+
+
+def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version", xlabel: str = "CLI version",
+                   order: list[str] | None = None) -> Figure:
+    """``columns``: the field across; ``order``: its values left to right (default: by version)."""
+    sdks = sorted(frame["sdk_version"].unique(), key=sort_key)
+    cols = order or sorted(frame[columns].unique(), key=sort_key)
+    cell = 0.28  # inches per cell: 110 columns -> ~31 in wide at 100 dpi, still legible
+    # A bare Figure, not pyplot: no global backend state, works headless and in notebooks.
+    fig = Figure(figsize=(max(6.0, 1.6 + cell * len(cols)), max(3.0, 1.8 + cell * len(sdks))), dpi=100)
+    ax = fig.add_subplot()
+    draw_grid(ax, frame, sdks, cols, columns)
+    ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("SDK version")
+    ax.set_title(title, fontsize=10)
+    legend(ax, set(frame["outcome"]), _any_leak(frame))
+    fig.tight_layout()
+    return fig
+
+
+def compare_figure(frame: pd.DataFrame, families: list[str], title: str) -> Figure:
+    """One band per family, its SDK versions down, the union of CLI versions across: a
+    column is the same CLI version in every band."""
+    clis = sorted(frame[frame["family"].isin(families)]["cli_version"].unique(), key=sort_key)
+    bands = [(f, sorted(frame[frame["family"] == f]["sdk_version"].unique(), key=sort_key)) for f in families]
+    heights = [max(len(sdks), 1) for _, sdks in bands]
+    cell = 0.28
+    fig = Figure(figsize=(max(6.0, 2.4 + cell * len(clis)), 1.8 + cell * (sum(heights) + 2 * len(bands))), dpi=100)
+    axes = fig.subplots(len(bands), 1, sharex=True, gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
+    for ax, (family, sdks) in zip(axes, bands, strict=True):
+        draw_grid(ax, frame[frame["family"] == family], sdks, clis)
+        ax.set_title(family, loc="left", fontsize=9)
+    axes[-1].set_xticks(range(len(clis)), clis, rotation=90, fontsize=7)
+    axes[-1].set_xlabel("CLI version")
+    shown = frame[frame["family"].isin(families)]
+    legend(axes[0], set(shown["outcome"]), _any_leak(shown))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def save_heatmap(frame: pd.DataFrame, title: str, path: Path, **axes: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    heatmap_figure(frame, title, **axes).savefig(path)
+
+
+def save_compare(frame: pd.DataFrame, families: list[str], title: str, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    compare_figure(frame, families, title).savefig(path)
+
+
+def png_bytes(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

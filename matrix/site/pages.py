@@ -1,0 +1,492 @@
+"""Markdown pages of the site, generated from the results DataFrame.
+
+Third-party text (error messages, argv) is always HTML-escaped and placed in HTML
+elements, so nothing an SDK or CLI printed can become markup on our pages."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from matrix import HARNESS_VERSION, __version__, rules_version
+from matrix.answers.analysis import (
+    CONNECTS,
+    WORKS,
+    Range,
+    after_stop_text,
+    handshake,
+    leak_ranges,
+    pin_lines,
+    sort_by_version,
+    sorted_versions,
+    upgrade_advice,
+    working_ranges,
+)
+from matrix.ecosystems import get
+from matrix.families.registry import FAMILIES
+from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES, Outcome
+from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT
+from matrix.store.dataset import Sources
+from matrix.store.results import Releases
+
+__all__ = ["SiteData", "write_pages"]
+
+EXCERPT = 160
+# Front matter for pages whose tables need the width the table of contents would take.
+_WIDE = ["---", "hide:", "  - toc", "---", ""]
+
+
+def esc(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):  # NaN
+        return ""
+    return html.escape(str(value), quote=True)
+
+
+def esc_raw(value: Any) -> str:
+    """The text of a possibly-missing value, not yet escaped."""
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def badge(outcome: str) -> str:
+    colour = OUTCOME_INFO[Outcome(outcome)][0]
+    return f'<span class="cm-badge cm-{esc(outcome)}" style="background:{colour}">{esc(outcome)}</span>'
+
+
+def _num(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    return str(int(value)) if isinstance(value, (int, float)) and float(value).is_integer() else f"{value}"
+
+
+@dataclass(frozen=True)
+class SiteData:
+    frame: pd.DataFrame
+    releases: Releases  # family -> side -> version -> release date
+    generated_at: str
+
+
+def sdk_slug(v: str) -> str:
+    return f"sdk-{v}"
+
+
+def cli_slug(v: str) -> str:
+    return f"cli-{v}"
+
+
+def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
+    """Every row, sortable and filterable by the site's tables.js."""
+    head = ["family", "sdk", "cli", "outcome", "protocol", "observed CLI", "after stop()", "error", "seconds"]
+    frame = sort_by_version(sort_by_version(frame, "cli_version"), "sdk_version").sort_values("family", kind="stable")
+    out = ['<div class="cm-table-wrap">', '<table class="cm-table" data-cm-sortable>', "<thead><tr>"]
+    out += [f"<th>{h}</th>" for h in head]
+    out.append("</tr></thead><tbody>")
+    for r in frame.itertuples():
+        msg = esc_raw(r.error_message)
+        excerpt = msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…"
+        fam = esc(r.family)
+        out.append(
+            "<tr>"
+            f"<td>{fam}</td>"
+            f'<td><a href="{link_prefix}{fam}/{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
+            f'<td><a href="{link_prefix}{fam}/{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
+            f'<td data-sort="{esc(r.outcome)}">{badge(str(r.outcome))}{flaky_mark(r)}</td>'
+            f"<td>{_num(r.protocol)}</td>"
+            f"<td>{esc(r.observed_cli_version)}</td>"
+            f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
+            f'<td class="cm-msg" title="{esc(msg)}">{esc(excerpt)}</td>'
+            f"<td>{_num(round(float(str(r.seconds)), 1))}</td>"
+            "</tr>"
+        )
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def flaky_mark(row: Any) -> str:
+    """A cell whose outcome differed between repeats says so, with every outcome seen; a cell
+    measured by older rules of its probe (or only as a harness error) says it is stale."""
+    marks = ""
+    if getattr(row, "flaky", False) is True:
+        seen = " / ".join(str(o) for o in (getattr(row, "repeats", None) or []))
+        marks += f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
+    version = str(getattr(row, "harness_version", "") or "")
+    current = rules_version(str(getattr(row, "probe", "")))
+    if version and (version != current or getattr(row, "outcome", "") == "harness-error"):
+        marks += (f' <span class="cm-stale" title="measured by the rules of harness {esc(version)}, now {esc(current)}'
+                  ': `compat-matrix run --stale` measures it again">stale</span>')
+    return marks
+
+
+def legend() -> str:
+    parts = []
+    for title, outcomes in (("Handshake cells", HANDSHAKE_OUTCOMES), ("Tolerance checks", TOLERANCE_OUTCOMES),
+                            ("Promise checks", PROMISE_OUTCOMES[:2])):
+        meaning = {o: OUTCOME_INFO[o][1].removeprefix("Tolerance: ").removeprefix("Promise check: ") for o in outcomes}
+        rows = [f"| {badge(o.value)} | {esc(meaning[o])} |" for o in outcomes]
+        parts.append(f"**{title}**\n\n| outcome | meaning |\n|---|---|\n" + "\n".join(rows))
+    leak = esc(LEAK_TEXT.removeprefix(LEAK_MARK).strip())
+    parts.insert(1, f"In the heatmaps, **{LEAK_MARK}** after a cell's number or letter: {leak} "
+                    "(still alive `timeouts.leak` seconds after `stop()` returned, the application still running). "
+                    "The Copilot SDK's version negotiation design promises that stopping the client closes its "
+                    "pipes and leaves no CLI process behind: a cell that connected but leaked is `degraded`; "
+                    "a failed start that leaked keeps its outcome and says so on the version pages.")
+    return "\n\n".join(parts)
+
+
+def counts_table(frame: pd.DataFrame) -> str:
+    counts = frame["outcome"].value_counts()
+    lines = ['<table class="cm-counts"><thead><tr><th>outcome</th><th>cells</th></tr></thead><tbody>']
+    for o in OUTCOME_INFO:
+        if counts.get(o.value, 0):
+            lines.append(f'<tr><td>{badge(o.value)}</td><td data-cm-count="{o.value}">{int(counts[o.value])}</td></tr>')
+    lines.append(f'<tr><td><b>total</b></td><td data-cm-count="total"><b>{len(frame)}</b></td></tr>')
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:  # unchanged pages keep their mtime
+        path.write_text(text)
+
+
+def home(data: SiteData) -> str:
+    fams = sorted(data.frame["family"].unique())
+
+    def page(f: str) -> str:
+        return f"cosmo/{f}.md" if f in FAMILIES and FAMILIES[f].standin else f"matrix/{f}.md"
+
+    links = "\n".join(f"- [{f}]({page(f)}): {esc(FAMILIES[f].description) if f in FAMILIES else ''}"
+                      for f in fams)
+    return f"""# compat-matrix
+
+Which released SDK versions work with which released CLI versions, **measured**: every cell
+below is one real SDK release from its registry, started against one real CLI release (or,
+for Cosmo, whose backend is not reachable, a strict local stand-in of it) in a sandbox.
+Nothing here is inferred from version numbers.
+
+<p class="cm-stamp">Generated {esc(data.generated_at)} · harness {esc(HARNESS_VERSION)} ·
+compat-matrix {esc(__version__)}</p>
+
+## Families
+
+{links}
+
+## Outcomes
+
+{counts_table(data.frame)}
+
+## Legend
+
+{legend()}
+
+## Where to go
+
+- [The matrices](matrix/index.md): heatmap and every row, sortable and filterable.
+- [Tolerance](tolerance/index.md): what each SDK version does with unknown fields, event types and
+  enum values, with the transcript of every check; and the failure contract after a failed handshake.
+- [Cosmo](cosmo/index.md): every cosmo-ai-sdk release against a strict stand-in: tolerance,
+  identity and strict-server findings, each promise of its design next to what every release does.
+- [Versions](versions/index.md): one page per SDK and per CLI version.
+- [Pin guide](pins.md): copy-paste version ranges that were measured to work.
+- [Notebooks](notebooks/index.md): analyses executed against these results at build time.
+- [Data](data.md): the same results as JSON, CSV and parquet.
+"""
+
+
+def matrix_page(data: SiteData, family: str) -> str:
+    sub = handshake(data.frame, family)
+    sdks, clis = sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])
+    return f"""---
+hide:
+  - toc
+---
+
+# {family}: handshake matrix
+
+{esc(FAMILIES[family].description) if family in FAMILIES else ""}. {len(sdks)} SDK versions ×
+{len(clis)} CLI versions, {len(sub)} cells. The number in a cell is the negotiated protocol
+version; letters mark failures (R refused, L launch-failed, H hang, C crashed,
+U uninstallable, ? infra error, ! harness error); {LEAK_MARK} marks a cell whose SDK left a
+process it started running after `stop()` returned.
+
+![{family} handshake heatmap](../assets/heatmap-{family}.png){{ .cm-heatmap }}
+
+## Every cell
+
+Click a column header to sort; type to filter (matches any column).
+
+{long_table(sub)}
+"""
+
+
+def _declared(row: pd.Series) -> dict[str, Any]:
+    value = row.get("sdk_declared")
+    return value if isinstance(value, dict) else {}
+
+
+def _window(decl: dict[str, Any]) -> str:
+    top = decl.get("SDK_PROTOCOL_VERSION")
+    if top is None:
+        return "not found in the SDK's source"
+    low = decl.get("MIN_PROTOCOL_VERSION")
+    if low is None:
+        return f"exactly {top} (no minimum declared: exact match)"
+    return f"{low} to {top}"
+
+
+def _pin_text(pins: list[str], rs: Iterable[Range]) -> str:
+    """The pin in its ecosystem's syntax, then the measured versions it stands on."""
+    measured = [v for r in rs for v in r.versions]
+    if not pins:
+        return "None measured."
+    block = "\n".join(["```", *pins, "```"])
+    return f"{block}\n\nMeasured inside: {esc(', '.join(measured))} ({len(measured)})."
+
+
+_REPORTS = re.compile(r"server (reports version \d+|does not report a protocol version)")
+
+
+def reported_protocol(message: str) -> str | None:
+    """What the CLI told an SDK that refused it, in the SDK's own words."""
+    m = _REPORTS.search(message)
+    return m.group(1) if m else None
+
+
+def _grade(value: Any) -> str:
+    """The Copilot SDK's version negotiation design asks every failure message to name the
+    versions and say what to do."""
+    return "yes" if value is True else "<b>no</b>" if value is False else ""
+
+
+def _left_running(rows: pd.DataFrame, other: str) -> str:
+    """Which versions of the other side a process was left running with, after stop()."""
+    hit = [str(r[other]) for r in rows.to_dict("records")
+           if isinstance(r.get("leaked"), list) and r["leaked"]]
+    measured = rows["exit_after_stop_seconds"].notna() | rows["leaked"].map(lambda v: bool(v) if isinstance(v, list)
+                                                                             else False)
+    if not measured.any():
+        return "not measured"
+    return f"with {len(hit)} of {int(measured.sum())}: {esc(', '.join(hit))}" if hit else \
+        f"never (0 of {int(measured.sum())})"
+
+
+def _yes_no(value: Any) -> str:
+    return "yes" if value is True else "no" if value is False else "unknown"
+
+
+def sdk_page(data: SiteData, family: str, sdk: str) -> str:
+    fam = FAMILIES[family]
+    sub = handshake(data.frame, family)
+    rows = sub[sub["sdk_version"] == sdk]
+    rows = sort_by_version(rows, "cli_version")
+    decl = next((d for d in (_declared(r) for _, r in rows.iterrows()) if d), {})
+    works = working_ranges(data.frame, family, sdk=sdk)
+    leaky = leak_ranges(data.frame, family, sdk=sdk)
+    connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
+    ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
+    left = _left_running(rows, "cli_version")
+    observed = sorted({int(p) for p in rows["protocol"].dropna()})
+    released = data.releases.get(family, {}).get("sdk", {}).get(sdk)
+    bundled = decl.get("bundled_cli")
+    pinned = decl.get("CLI_VERSION")
+    lines = [*_WIDE, f"# {fam.sdk_package} {sdk}", ""]
+    lines.append(f"Released {esc(released or 'unknown')}. Measured against {len(rows)} CLI versions.")
+    lines += ["", "| property | value |", "|---|---|",
+              f"| protocol window it declares | {esc(_window(decl))} |",
+              f"| protocol negotiated (observed) | {', '.join(map(str, observed)) or 'none'} |",
+              f"| first / last working CLI | {esc(ok[0]) if ok else '–'} / {esc(ok[-1]) if ok else '–'} |",
+              f"| bundles a CLI binary in its wheel | {_yes_no(bundled)} |",
+              f"| CLI version pinned in its source | {esc(pinned) if pinned else 'none'} |",
+              f"| left a process it started running after `stop()` | {left} |", ""]
+    lines += ["## Works with (compatible)", "", _pin_text(pin_lines(data.frame, family, sdk=sdk), works), ""]
+    if leaky:
+        lines += ["Works, but `stop()` leaves the CLI running (each such process outlives the application's "
+                  "use of it; prefer the versions above):", "",
+                  _pin_text(pin_lines(data.frame, family, sdk=sdk, leaky=True), leaky), ""]
+    if [r.versions for r in connects] != [r.versions for r in works]:
+        lines += ["Connects, with a failure after connecting (compatible or degraded): "
+                  + esc(", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects)),
+                  ""]
+    lines += ["## Every CLI version", "",
+              '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
+              "<th>protocol</th><th>after stop()</th><th>message names the versions</th>"
+              "<th>message says what to do</th><th>error (exact)</th></tr></thead><tbody>"]
+    for r in rows.itertuples():
+        lines.append(f'<tr><td><a href="../{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
+                     f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td>"
+                     f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
+                     f"<td>{_grade(r.message_names_versions)}</td><td>{_grade(r.message_actionable)}</td>"
+                     f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
+    lines += ["</tbody></table>", ""]
+    return "\n".join(lines)
+
+
+def cli_page(data: SiteData, family: str, cli: str) -> str:
+    fam = FAMILIES[family]
+    sub = handshake(data.frame, family)
+    rows = sub[sub["cli_version"] == cli]
+    rows = sort_by_version(rows, "sdk_version")
+    protos = sorted({int(p) for p in rows["protocol"].dropna()})
+    reported = sorted({m for m in (reported_protocol(esc_raw(x)) for x in rows["error_message"]) if m})
+    runtimes = sorted({str(x) for x in rows["node_runtime"].dropna()})
+    released = data.releases.get(family, {}).get("cli", {}).get(cli)
+    works = working_ranges(data.frame, family, cli=cli)
+    failures: dict[str, str] = {}
+    not_served: list[str] = []
+    reports_as: str | None = None
+    for d in rows["detail"]:
+        if isinstance(d, dict):
+            failures = failures or d.get("runtime_failures") or {}
+            not_served = not_served or d.get("optional_not_served") or []
+            reports_as = reports_as or d.get("cli_reports_itself_as")
+    lines = [*_WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
+             "| property | value |", "|---|---|",
+             f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
+             f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",
+             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |",
+             f"| SDKs that left it (or a process it started) running after `stop()` | "
+             f"{_left_running(rows, 'sdk_version')} |"]
+    if reports_as:
+        lines.append(f"| version it reports in `status.get` (to the SDKs and to a client with no SDK) | "
+                     f"{esc(reports_as)}, not {esc(cli)}: it misreports its version |")
+    lines.append("")
+    if failures:
+        lines += ["Runtimes that could not start it (`--version`):", ""]
+        lines += [f'- {esc(k)}: <code>{esc(v[:300])}</code>' for k, v in failures.items()]
+        lines.append("")
+    if not_served:
+        lines += ["Installed without the optional packages below: the registry does not serve them, so npm left "
+                  "them out (as it does for every user of that registry) and the CLI ran without them (its "
+                  "`npm-loader.js` falls back to the JavaScript build when the native binary is missing):", ""]
+        lines += [f"- <code>{esc(x)}</code>" for x in not_served]
+        lines.append("")
+    lines += ["## SDK versions that work with it", "", _pin_text(pin_lines(data.frame, family, cli=cli), works), ""]
+    leaky = leak_ranges(data.frame, family, cli=cli)
+    if leaky:
+        lines += ["Work, but `stop()` leaves the CLI running:", "",
+                  _pin_text(pin_lines(data.frame, family, cli=cli, leaky=True), leaky), ""]
+    lines += ["## Every SDK version", "",
+              '<table class="cm-table"><thead><tr><th>SDK</th><th>outcome</th><th>launch flags the SDK used</th>'
+              "<th>after stop()</th><th>error (exact)</th></tr></thead><tbody>"]
+    for r in rows.itertuples():
+        detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
+        argv = " ".join(detail.get("launch_argv") or []) or "(not launched)"
+        lines.append(f'<tr><td><a href="../{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
+                     f"<td>{badge(str(r.outcome))}</td><td><code>{esc(argv)}</code></td>"
+                     f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
+                     f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
+    lines += ["</tbody></table>", ""]
+    return "\n".join(lines)
+
+
+def versions_index(data: SiteData) -> str:
+    lines = ["# Versions", ""]
+    for family in sorted(data.frame["family"].unique()):
+        sub = handshake(data.frame, family)
+        lines += [f"## {family}", "", "SDK versions: " + " · ".join(
+            f"[{v}]({family}/{sdk_slug(v)}.md)" for v in sorted_versions(sub["sdk_version"])), "",
+            "CLI versions: " + " · ".join(
+            f"[{v}]({family}/{cli_slug(v)}.md)" for v in sorted_versions(sub["cli_version"])), ""]
+    return "\n".join(lines)
+
+
+def _cell_pins(pins: list[str], none: str = "none measured") -> str:
+    return "<br>".join(f"<code>{esc(p)}</code>" for p in pins) or none
+
+
+def pins_page(data: SiteData) -> str:
+    lines = ["# Pin guide", "",
+             "Ranges below are runs of **measured** versions that were `compatible` (connected, answered, and",
+             "left nothing running after `stop()`); a range spans only versions between two measured ones that",
+             "both worked, and the versions measured inside it are on each version's page. Pairs that work but",
+             "leave the CLI running after `stop()` are listed apart: prefer the first column. Each side is",
+             "written in its own ecosystem's syntax: pip specifiers, npm ranges, and for Go (which has no",
+             "ranges) the version to `go get`, its `require` line and `exclude` lines for measured-bad",
+             "versions inside the working span. Anything not listed was not measured.", ""]
+    for family in sorted(handshake(data.frame)["family"].unique()):
+        fam = FAMILIES[family]
+        sub = handshake(data.frame, family)
+        advice = upgrade_advice(data.frame, family)
+        lines += [f"## {family}", ""]
+        if advice:
+            first = {"sdk": f"**upgrade the SDK first**: the newest SDK ({advice.newest_sdk}) works with "
+                            f"{len(advice.clis_working_with_newest_sdk)} of {advice.cli_count} measured CLI "
+                            f"versions, the newest CLI ({advice.newest_cli}) with "
+                            f"{len(advice.sdks_working_with_newest_cli)} of {advice.sdk_count} SDK versions.",
+                     "cli": f"**upgrade the CLI first**: the newest CLI ({advice.newest_cli}) works with "
+                            f"{len(advice.sdks_working_with_newest_cli)} of {advice.sdk_count} measured SDK "
+                            f"versions, the newest SDK ({advice.newest_sdk}) with "
+                            f"{len(advice.clis_working_with_newest_sdk)} of {advice.cli_count} CLI versions.",
+                     "either": "either side first: both newest releases work with the same share of the other "
+                               "side."}[advice.first]
+            lines += [f"Which side to upgrade first, from the data: {first}", ""]
+        sdk_eco, cli_eco = get(fam.sdk_ecosystem), get(fam.cli_ecosystem)
+        if advice and advice.sdks_working_with_newest_cli:
+            sdk_pin = sdk_eco.install(fam.sdk_package, advice.sdks_working_with_newest_cli[-1])
+            lines += [f"Recommended pair: `{sdk_pin}` with `{cli_eco.install(fam.cli_package, advice.newest_cli)}`.",
+                      ""]
+        lines += [f"### CLI versions for each SDK version ({cli_eco.tool})", "",
+                  "| SDK | works with CLI | works, but stop() leaves the CLI running |", "|---|---|---|"]
+        for sdk in sorted_versions(sub["sdk_version"]):
+            lines.append(f"| [{sdk}](versions/{family}/{sdk_slug(sdk)}.md) | "
+                         f"{_cell_pins(pin_lines(data.frame, family, sdk=sdk))} | "
+                         f"{_cell_pins(pin_lines(data.frame, family, sdk=sdk, leaky=True), '')} |")
+        lines += ["", f"### SDK versions for each CLI version ({sdk_eco.tool})", "",
+                  "| CLI | works with SDK | works, but stop() leaves the CLI running |", "|---|---|---|"]
+        for cli in sorted_versions(sub["cli_version"]):
+            lines.append(f"| [{cli}](versions/{family}/{cli_slug(cli)}.md) | "
+                         f"{_cell_pins(pin_lines(data.frame, family, cli=cli))} | "
+                         f"{_cell_pins(pin_lines(data.frame, family, cli=cli, leaky=True), '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> list[Path]:
+    """Write every generated page under ``docs``; returns the files written."""
+    written: list[Path] = []
+
+    def put(rel: str, text: str) -> None:
+        _write(docs / rel, text)
+        written.append(docs / rel)
+
+    put("index.md", home(data))
+    families = sorted(handshake(data.frame)["family"].unique())
+    from matrix.site.compare_pages import compare_pages
+
+    compared = compare_pages(data.frame)
+    side_by_side = [f"- [{rel.removeprefix('matrix/').removesuffix('.md')}]({rel.removeprefix('matrix/')}): "
+                    "the SDK families against the same CLI versions" for rel in compared]
+    put("matrix/index.md", "# Matrices\n\n" + "\n".join([*(f"- [{f}]({f}.md)" for f in families), *side_by_side])
+        + "\n")
+    for rel, text in compared.items():
+        put(rel, text)
+    for family in families:
+        put(f"matrix/{family}.md", matrix_page(data, family))
+        sub = handshake(data.frame, family)
+        for sdk in sorted_versions(sub["sdk_version"]):
+            put(f"versions/{family}/{sdk_slug(sdk)}.md", sdk_page(data, family, sdk))
+        for cli in sorted_versions(sub["cli_version"]):
+            put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
+    put("versions/index.md", versions_index(data))
+    put("pins.md", pins_page(data))
+    from matrix.families.copilot.pages import tolerance_pages
+    from matrix.families.cosmo.pages import cosmo_pages
+
+    sources = sources or Sources(docs)
+    for rel, text in tolerance_pages(data.frame, sources).items():
+        put(rel, text)
+    for rel, text in cosmo_pages(data.frame, sources, data.releases).items():
+        put(rel, text)
+    # Pages of versions no longer in the results must not stay published.
+    keep = set(written)
+    for folder in ("matrix", "versions", "tolerance", "cosmo"):
+        for stale in (docs / folder).rglob("*.md"):
+            if stale not in keep:
+                stale.unlink()
+    return written
