@@ -1,10 +1,13 @@
-"""The one outcome vocabulary, used in code, data, site and exit codes."""
+"""The vocabulary shared by every layer: a cell to measure, the limits it is measured within,
+and the one outcome vocabulary, used in code, data, site and exit codes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["HANDSHAKE_OUTCOMES", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Outcome"]
+__all__ = ["HANDSHAKE_OUTCOMES", "NO_CLI", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell",
+           "CellSettings", "Outcome"]
 
 
 class Outcome(StrEnum):
@@ -77,3 +80,32 @@ PROMISE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.KEPT, Outcome.BROKEN, Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR,
     Outcome.HARNESS_ERROR,
 )
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One measurement to make: an SDK release, a release of the other side, a probe and (for
+    probes with several checks) the check."""
+
+    family: str
+    sdk_version: str
+    cli_version: str
+    probe: str
+    mutation: str = ""
+
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
+
+
+NO_CLI = "none"  # the other side of a cell that has none to run against (recorded not-applicable)
+
+
+@dataclass(frozen=True)
+class CellSettings:
+    """What every measurement is bounded by, from the run's plan (``timeouts``)."""
+
+    probe_timeout: float
+    call_timeout: float
+    grace: float
+    dead_cli: float | None = None
+    leak: float = 5.0

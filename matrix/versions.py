@@ -9,16 +9,19 @@ release of the whole history, oldest and newest always included (a cheap way to 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, total_ordering
 from typing import Any
 
+import semver
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from matrix.ecosystems import get, version_key
 from matrix.errors import ConfigError, UnknownVersionError
 
-__all__ = ["Release", "apply_selection", "check_selector", "sort_key"]
+__all__ = ["Release", "VersionKey", "apply_selection", "check_selector", "is_prerelease", "pep440_key", "semver_key",
+           "sort_key"]
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 _LATEST = re.compile(r"^latest:(\d+)$")
@@ -50,16 +53,81 @@ def _as_pep440(version: str) -> Version:
     return Version(version)
 
 
-def sort_key(version: str, ecosystem: str | None = None) -> Any:
-    """``version``'s place in its ecosystem's order (PEP 440 for PyPI, SemVer 2 for npm and
-    Go); without the ecosystem, SemVer for SemVer-shaped text and PEP 440 otherwise."""
-    return version_key(version, ecosystem)
+_NOT_A_VERSION = Version("0.0.0.dev0")  # sorts first: text the registry would not have published
 
 
-def is_prerelease(version: str, ecosystem: str | None = None) -> bool:
-    if ecosystem is not None:
-        return get(ecosystem).is_prerelease(version)
-    return get("npm" if _SEMVER.match(version) else "pypi").is_prerelease(version)
+@cache  # a whole history sorts the same few hundred version strings many times
+def pep440_key(version: str) -> tuple[Version, str]:
+    try:
+        return (Version(version), version)
+    except InvalidVersion:
+        return (_NOT_A_VERSION, version)
+
+
+@cache  # a whole history sorts the same few hundred version strings many times
+def semver_key(version: str) -> tuple[tuple[Any, ...] | None, str]:
+    """(precedence, text); (None, text) for a string that is not SemVer 2. The precedence is
+    the parsed version as a tuple, ordered as SemVer 2 orders it: a release after its
+    prereleases, numeric identifiers before alphanumeric ones, a longer list after its prefix
+    (build metadata does not count)."""
+    try:
+        v = semver.Version.parse(version.removeprefix("v"))
+    except (ValueError, TypeError):
+        return None, version
+    pre = () if v.prerelease is None else tuple(
+        (0, int(p), "") if p.isdigit() else (1, 0, p) for p in v.prerelease.split("."))
+    return (v.major, v.minor, v.patch, 0 if pre else 1, pre), version
+
+
+@total_ordering
+class VersionKey:
+    """A version's place in its ecosystem's order, for columns whose ecosystem is not at hand:
+    a SemVer-shaped version (every npm and Go version) is ordered by SemVer 2 precedence,
+    any other by PEP 440. Within one ecosystem the two agree where both apply (a PyPI
+    version that parses as SemVer is a plain X.Y.Z)."""
+
+    __slots__ = ("pep", "sem", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.sem = semver_key(text)
+        self.pep: Any = None
+
+    def _pep440(self) -> Any:
+        if self.pep is None:
+            self.pep = pep440_key(self.text)
+        return self.pep
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VersionKey) and self.text == other.text
+
+    def __lt__(self, other: VersionKey) -> bool:
+        if self.sem[0] is not None and other.sem[0] is not None:
+            return bool(self.sem < other.sem)
+        return bool(self._pep440() < other._pep440())
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"VersionKey({self.text!r})"
+
+
+def sort_key(version: str) -> Any:
+    """``version``'s place in order when its ecosystem is not at hand (``VersionKey``); an
+    ecosystem's own order: ``matrix.ecosystems.get(name).key``."""
+    return VersionKey(version)
+
+
+def is_prerelease(version: str) -> bool:
+    """SemVer's rule for SemVer-shaped text, PEP 440's otherwise."""
+    precedence = semver_key(version)[0]
+    if precedence is not None:
+        return bool(precedence[4])
+    try:
+        return Version(version).is_prerelease
+    except InvalidVersion:
+        return True
 
 
 def _in_range(version: str, spec: SpecifierSet) -> bool:
@@ -114,13 +182,14 @@ def apply_selection(
     select: list[str],
     exclude: list[str],
     prereleases: bool,
-    ecosystem: str | None = None,
+    key: Callable[[str], Any] = sort_key,
 ) -> list[str]:
-    """Resolve selectors against what the registry has, oldest first in ``ecosystem``'s order.
+    """Resolve selectors against what the registry has, oldest first in ``key``'s order (the
+    ecosystem's own).
 
     An explicit version is always honoured (even a prerelease); pattern selectors see
     prereleases only when asked, and never yanked releases."""
-    every = sorted((r for r in releases), key=lambda r: sort_key(r.version, ecosystem))
+    every = sorted((r for r in releases), key=lambda r: key(r.version))
     pool = [r.version for r in every if not r.yanked and (prereleases or not r.prerelease)]
     known = [r.version for r in every]
     chosen: set[str] = set()
@@ -131,4 +200,4 @@ def apply_selection(
         chosen.update(_one(sel, pool, package))
     for sel in exclude:
         chosen.difference_update(_one(sel, known, package))
-    return sorted(chosen, key=lambda v: sort_key(v, ecosystem))
+    return sorted(chosen, key=key)

@@ -26,7 +26,8 @@ def test_semver_prereleases_follow_semver_2_precedence(ecosystem: str | None) ->
 def test_the_clis_dash_number_style_is_a_prerelease_of_its_version(ecosystem: str | None) -> None:
     assert ordered(["0.0.376", "0.0.375", "0.0.375-1", "0.0.374"], ecosystem) == [
         "0.0.374", "0.0.375-1", "0.0.375", "0.0.376"]
-    assert is_prerelease("0.0.375-1", ecosystem) and not is_prerelease("0.0.375", ecosystem)
+    check = get(ecosystem).is_prerelease if ecosystem else is_prerelease
+    assert check("0.0.375-1") and not check("0.0.375")
 
 
 def test_build_metadata_does_not_change_precedence_and_order_is_still_total() -> None:
@@ -45,7 +46,7 @@ def test_go_tags_with_a_v_order_like_the_bare_numbers() -> None:
 def test_pypi_follows_pep_440() -> None:
     assert ordered(["1.0.0", "1.0.0.post1", "1.0.0rc1", "1.0.0b2", "1.0.0a1", "1.0.0.dev3", "0.9"], "pypi") == [
         "0.9", "1.0.0.dev3", "1.0.0a1", "1.0.0b2", "1.0.0rc1", "1.0.0", "1.0.0.post1"]
-    assert is_prerelease("1.0.0rc1", "pypi") and not is_prerelease("1.0.0.post1", "pypi")
+    assert get("pypi").is_prerelease("1.0.0rc1") and not get("pypi").is_prerelease("1.0.0.post1")
 
 
 def test_without_an_ecosystem_each_kind_of_version_keeps_its_own_order() -> None:

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
-from matrix.errors import InfraError, UninstallableError, UserError
-from matrix.execute.environment import FINGERPRINT, Environment, evict, make_env, with_retries
+from matrix.errors import InfraError, UninstallableError
+from matrix.execute.environment import FINGERPRINT, Environment, evict, with_retries
 
 
 @dataclass
@@ -109,11 +109,6 @@ def test_evict_never_removes_an_environment_in_use(tmp_path: Path) -> None:
     assert removed == [envs[1].location]
 
 
-def test_unknown_kind_lists_valid_ones(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="uv-venv"):
-        make_env("conda", "pkg", "1", tmp_path)
-
-
 NPM_GONE_OUTPUT = """npm error code E404
 npm error 404 Not Found - GET https://registry.example.invalid/keytar-forked-forked
 npm error 404  The requested resource 'keytar-forked-forked@^7.10.2' could not be found.
@@ -131,10 +126,10 @@ class ScriptedInstall(Environment):
     def _install(self) -> None:
         import sys
 
-        from matrix.execute.environment import _NPM_GONE
+        from matrix.ecosystems.npm_env import NPM_GONE
 
         code = f"import sys; sys.stderr.write({self.output!r}); sys.exit(1)"
-        self._run_installer([sys.executable, "-c", code], _NPM_GONE)
+        self._run_installer([sys.executable, "-c", code], NPM_GONE)
 
 
 def scripted(tmp_path: Path, output: str) -> ScriptedInstall:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from matrix.ecosystems import discovery as registry
-from matrix.execute.environment import GO_BUILD_ERRORS, GoAgent
 from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.go.environment import GO_BUILD_ERRORS, GoAgent
 from matrix.families.copilot.go.measure import run_go_handshake
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.model import Outcome

@@ -13,8 +13,8 @@ import pytest
 from matrix.ecosystems.discovery import Discovery
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
-from matrix.execute.environment import GoAgent
 from matrix.execute.sandbox import sandbox
+from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner

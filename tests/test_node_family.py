@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.execute.environment import NpmPrefix
+from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.families.copilot.cli import Runtime, RuntimeSource
 from matrix.families.copilot.node.sdk import prepare_node_sdk
 from matrix.site.compare_pages import compare_page, compared_families

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from matrix.ecosystems import npm_optional
+from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.ecosystems.npm_optional import PlatformPackage, applies_here, not_served
 from matrix.errors import InfraError
-from matrix.execute.environment import NpmPrefix
 
 LINUX_X64 = PlatformPackage(frozenset({"1.0.22", "1.0.102"}), ("linux",), ("x64",), ("glibc",))
 LINUX_MUSL = PlatformPackage(frozenset({"1.0.22", "1.0.102"}), ("linux",), ("x64",), ("musl",))

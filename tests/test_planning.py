@@ -20,7 +20,7 @@ ROWS = [row("0.1", "1.0.2", "compatible"), row("0.1", "1.0.10", "compatible"), r
 
 
 def test_tolerance_runs_against_the_newest_compatible_cli_in_the_selection() -> None:
-    cells = RESOLVED.tolerance_cells(ROWS)
+    cells = RESOLVED.cells("tolerance", ROWS)
     targets = {(c.sdk_version, c.cli_version) for c in cells}
     # 0.2 has no compatible CLI: its cells go to NO_CLI and are recorded as not-applicable.
     assert targets == {("0.1", "1.0.10"), ("0.3", "1.0.11"), ("0.2", NO_CLI)}
@@ -28,13 +28,13 @@ def test_tolerance_runs_against_the_newest_compatible_cli_in_the_selection() -> 
 
 
 def test_contract_runs_against_the_newest_refused_or_launch_failed_cli() -> None:
-    assert {(c.sdk_version, c.cli_version) for c in RESOLVED.contract_cells(ROWS)} == {
+    assert {(c.sdk_version, c.cli_version) for c in RESOLVED.cells("contract", ROWS)} == {
         ("0.1", "1.0.11"), ("0.2", "1.0.2"), ("0.3", "1.0.10")}
 
 
 def test_probes_not_selected_plan_nothing() -> None:
     only = Resolved("copilot-python", ["0.1"], ["1.0.2"], ["handshake"], [], [])
-    assert only.tolerance_cells(ROWS) == [] and only.contract_cells(ROWS) == []
+    assert only.cells("tolerance", ROWS) == [] and only.cells("contract", ROWS) == []
 
 
 def test_contract_judgement() -> None:
@@ -52,13 +52,13 @@ def test_a_stand_in_family_plans_every_check_of_its_probes_for_every_version() -
     from matrix.families.cosmo.checks import STANDIN_VERSION, checks_of
 
     cosmo = Resolved("cosmo-python", ["0.1.0", "0.6.1"], [STANDIN_VERSION], ["tolerance", "strictness"], [], [])
-    cells = cosmo.standin_cells()
+    cells = cosmo.cells("stand-in", [])
     names = {c.name for p in ("tolerance", "strictness") for c in checks_of(p)}
     assert {(c.sdk_version, c.mutation) for c in cells} == {(s, n) for s in ("0.1.0", "0.6.1") for n in names}
     assert {c.cli_version for c in cells} == {STANDIN_VERSION}
     # It has no handshake, so nothing is planned from handshake verdicts.
-    assert cosmo.cells() == [] and cosmo.tolerance_cells(ROWS) == [] and cosmo.contract_cells(ROWS) == []
-    assert RESOLVED.standin_cells() == []
+    assert all(cosmo.cells(p, ROWS) == [] for p in ("handshake", "tolerance", "contract"))
+    assert RESOLVED.cells("stand-in", []) == []
 
 
 def test_closed_sets_a_release_declares_become_its_own_checks() -> None:
@@ -77,6 +77,13 @@ def test_closed_sets_a_release_declares_become_its_own_checks() -> None:
     rows = [declaring("0.6.1", [role, code, rest]), declaring("0.6.1", [stale], harness="0"),
             declaring("0.1.0", [])]
     cosmo = Resolved("cosmo-python", ["0.1.0", "0.6.1"], [STANDIN_VERSION], ["tolerance"], [], [])
-    assert [(c.sdk_version, c.mutation, c.probe) for c in cosmo.closed_set_cells(rows)] == [
+    assert [(c.sdk_version, c.mutation, c.probe) for c in cosmo.cells("closed sets", rows)] == [
         ("0.6.1", "set.transcript.role", "tolerance")]
-    assert Resolved("cosmo-python", ["0.6.1"], [STANDIN_VERSION], ["identity"], [], []).closed_set_cells(rows) == []
+    assert Resolved("cosmo-python", ["0.6.1"], [STANDIN_VERSION], ["identity"], [], []).cells("closed sets", rows) == []
+
+
+def test_tolerance_keeps_the_cli_its_history_was_measured_with() -> None:
+    earlier = Row(family="copilot-python", sdk_version="0.1", cli_version="1.0.2", probe="tolerance",
+                  mutation="event.extra-field", outcome="surfaced")
+    cells = RESOLVED.cells("tolerance", [*ROWS, earlier])
+    assert {c.cli_version for c in cells if c.sdk_version == "0.1"} == {"1.0.2"}  # not the newer 1.0.10

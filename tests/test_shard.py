@@ -19,7 +19,7 @@ RESOLVED = Resolved("copilot-python", SDKS, ["1.0.60", "1.0.102"], ["handshake"]
 
 
 def test_shards_cover_every_cell_once_and_keep_sdk_versions_whole() -> None:
-    cells = RESOLVED.cells()
+    cells = RESOLVED.cells("handshake", [])
     parts = [RESOLVED.in_shard(cells, Shard(i, 3)) for i in (1, 2, 3)]
     assert sorted(c.key() for p in parts for c in p) == sorted(c.key() for c in cells)
     owners = {c.sdk_version: i for i, p in enumerate(parts) for c in p}

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matrix import HARNESS_VERSION, __version__
 from matrix.answers.report import print_report, to_csv, to_json
@@ -24,13 +21,12 @@ from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
 from matrix.execute.storage import StorageError, write_atomic
 from matrix.families.registry import FAMILIES
-from matrix.model import OUTCOME_INFO, Outcome
 from matrix.pipeline.config import Plan, load_plan
-from matrix.pipeline.planning import Resolved, only_new, resolve
-from matrix.pipeline.runner import Cell, Runner, pending
-from matrix.pipeline.shard import Shard, merge, parse_shard
-from matrix.store.dataset import Dataset, Sources
-from matrix.store.results import Row, Store, save_releases
+from matrix.pipeline.planning import resolve
+from matrix.pipeline.runner import Cell, Runner
+from matrix.pipeline.shard import merge
+from matrix.store.dataset import Dataset
+from matrix.store.results import Store
 from matrix.versions import sort_key
 
 __all__ = ["main"]
@@ -79,119 +75,6 @@ def _dataset(args: argparse.Namespace) -> Path | None:
     """The committed history (``--data``, default ``data``), if there is one."""
     data = Path(getattr(args, "data", None) or "data")
     return data if Dataset(data).exists() else None
-
-
-def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    shard = parse_shard(args.shard) if args.shard else None  # bad input fails before anything is touched
-    plan = _load(args)
-    store = Store(_results(args, plan))
-    store.check_writable()
-    with holding(store.directory, wait=args.wait):
-        return _run(args, console, plan, store, shard)
-
-
-def _run(args: argparse.Namespace, console: Console, plan: Plan, store: Store, shard: Shard | None) -> int:
-    for leftover in proc.sweep_orphans():
-        err_console.print(f"[yellow]warning:[/] killed a process left by a run that was killed: {leftover[:200]}")
-    repaired = store.repair()
-    if repaired:
-        err_console.print(f"[yellow]warning:[/] {repaired}", highlight=False)
-    data = _dataset(args)
-    sources = Sources(store.directory, data)
-    kept = Dataset(data).read()[0] if data is not None else []
-    _, warnings = sources.rows()
-    for w in warnings:
-        err_console.print(f"[yellow]warning:[/] {w}")
-    # --new / --refresh: ask the registries now (--new: and measure only cells of versions no
-    # earlier run selected).
-    disc = _discovery(plan, refresh=args.new or args.refresh)
-    resolved = resolve(plan, disc, args.family, args.sdk, args.cli, args.probe)
-    for w in disc.warnings:
-        err_console.print(f"[yellow]warning:[/] {w}")
-    known = sources.releases()
-
-    def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
-        cells = r.in_shard(cells, shard)
-        return only_new(cells, known, r.standin) if args.new else cells
-
-    if args.new:
-        fresh = {r.family: sorted({c.sdk_version for c in chosen(r, r.cells() + r.standin_cells())}
-                                  | {c.cli_version for c in chosen(r, r.cells())}, key=sort_key) for r in resolved}
-        console.print("new releases: " + ("; ".join(f"{f}: {' '.join(v)}" for f, v in fresh.items() if v)
-                                          or "none since the last run"))
-    save_releases(store.directory, {
-        r.family: {"sdk": {x.version: x.released_at for x in r.sdk_releases if x.version in r.sdk_versions},
-                   "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions}}
-        for r in resolved})
-    jobs = args.jobs or plan.run.jobs
-    reaper = proc.Reaper()
-    t0 = time.monotonic()
-    rows: list[Row] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as progress:
-        task = progress.add_task("plan", total=0, visible=False)  # replaced by each phase's own
-
-        def on_row(row: Row) -> None:
-            colour = OUTCOME_INFO[Outcome(row.outcome)][0]
-            first = (row.error_message or "").strip().splitlines()[:1]
-            what = f" {row.mutation:<27}" if row.mutation else ""
-            if row.flaky:
-                what += f" [flaky: {' / '.join(row.repeats)}]"
-            progress.console.print(
-                f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}{what}  "
-                f"[{colour}]{row.outcome:<14}[/] {row.seconds:6.1f}s  {(first[0] if first else '')[:90]}",
-                soft_wrap=True, highlight=False)
-            progress.advance(task)
-
-        runner = Runner(plan, store, cache_root(), reaper, on_row)
-
-        def phase(name: str, planned: list[Cell]) -> None:
-            nonlocal task
-            local, _ = store.read()
-            todo = pending(planned, local, kept, args.force or args.repeat > 1, args.stale)
-            if not planned:
-                return
-            console.print(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured, "
-                          f"{len(todo)} to measure with {jobs} jobs")
-            task = progress.add_task(name, total=len(todo))
-            started = time.monotonic()
-            rows.extend(runner.run(todo, jobs, args.repeat, keep_warm=True))
-            console.print(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
-
-        with contextlib.closing(runner):
-            # Handshake first: the tolerance and contract cells are planned from its verdicts.
-            phase("handshake", [c for r in resolved for c in chosen(r, r.cells())])
-            stored, _ = sources.rows()
-            phase("tolerance", [c for r in resolved for c in chosen(r, r.tolerance_cells(stored))])
-            phase("contract", [c for r in resolved for c in chosen(r, r.contract_cells(stored))])
-            phase("stand-in", [c for r in resolved for c in chosen(r, r.standin_cells())])
-            # The closed sets each release declares were read by the stand-in phase's agents.
-            stored, _ = sources.rows()
-            phase("closed sets", [c for r in resolved for c in chosen(r, r.closed_set_cells(stored))])
-    elapsed = time.monotonic() - t0
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.outcome] = counts.get(row.outcome, 0) + 1
-    console.print(f"measured {len(rows)} cells in {elapsed:.1f}s: "
-                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    flaky = [r for r in rows if r.flaky]
-    if args.repeat > 1:
-        console.print(f"flaky: {len(flaky)} of {len(rows)} cells changed outcome across {args.repeat} repeats"
-                      + "".join(f"\n  {r.family} {r.probe} {r.mutation} sdk {r.sdk_version} × {r.cli_version}: "
-                                f"{' / '.join(r.repeats)}" for r in flaky))
-    if runner.warm.started:
-        console.print(f"warm starts: {runner.warm.started} SDK releases imported once each "
-                      f"({runner.warm.started_seconds:.1f}s in all)")
-    for where, why in runner.warm.refused().items():
-        console.print(f"cold starts for {where.parent.parent.name}: {why}", highlight=False)
-    if runner.parked:
-        console.print(f"parked: {runner.parked} cells still waiting after {plan.run.park_after:.0f}s gave "
-                      "their CPU slot to the next cell")
-    if runner.env_seconds:
-        console.print("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
-    frame, _ = sources.frame()
-    print_report(frame[frame["family"].isin([r.family for r in resolved])], console)
-    return EXIT_INFRA if counts.get(Outcome.INFRA_ERROR.value) else 0
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
@@ -370,6 +253,12 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_pins_with_plan(args: argparse.Namespace, console: Console) -> int:
     return cmd_pins(args, console, _load(args) if args.bisect else None)
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from matrix.commands.run import cmd_run as run
+
+    return run(args, console, err_console, lambda: _load(args))
 
 
 COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import total_ordering
 from typing import Any, Protocol
 
 from matrix.errors import UserError
+from matrix.versions import VersionKey
 
-__all__ = ["ECOSYSTEMS", "Ecosystem", "Run", "VersionKey", "get", "version_key"]
+__all__ = ["ECOSYSTEMS", "Ecosystem", "Run", "get", "version_key"]
 
 
 @dataclass(frozen=True)
@@ -64,40 +64,6 @@ def get(name: str) -> Ecosystem:
         raise UserError(f"unknown ecosystem {name!r}; valid: {', '.join(ECOSYSTEMS)}") from None
 
 
-@total_ordering
-class VersionKey:
-    """A version's place in its ecosystem's order, for columns whose ecosystem is not at hand:
-    a SemVer-shaped version (every npm and Go version) is ordered by SemVer 2 precedence,
-    any other by PEP 440. Within one ecosystem the two agree where both apply (a PyPI
-    version that parses as SemVer is a plain X.Y.Z)."""
-
-    __slots__ = ("pep", "sem", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.sem = ECOSYSTEMS["npm"].key(text)
-        self.pep: Any = None
-
-    def _pep440(self) -> Any:
-        if self.pep is None:
-            self.pep = ECOSYSTEMS["pypi"].key(self.text)
-        return self.pep
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, VersionKey) and self.text == other.text
-
-    def __lt__(self, other: VersionKey) -> bool:
-        if self.sem[0] is not None and other.sem[0] is not None:
-            return bool(self.sem < other.sem)
-        return bool(self._pep440() < other._pep440())
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __repr__(self) -> str:
-        return f"VersionKey({self.text!r})"
-
-
 def version_key(version: str, ecosystem: str | None = None) -> Any:
-    """Sort key of ``version`` in ``ecosystem`` (None: see ``VersionKey``)."""
+    """Sort key of ``version`` in ``ecosystem``'s own order (None: ``matrix.versions.VersionKey``)."""
     return VersionKey(version) if ecosystem is None else get(ecosystem).key(version)

@@ -20,12 +20,13 @@ from pathlib import Path
 import httpx
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 
+from matrix.ecosystems import get
 from matrix.ecosystems.gotool import go_command
 from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.sandbox import install_env
 from matrix.execute.storage import write_atomic
-from matrix.versions import Release, is_prerelease
+from matrix.versions import Release
 
 __all__ = ["Discovery", "pypi_index_url"]
 
@@ -85,7 +86,7 @@ def fetch_pypi(package: str) -> list[Release]:
             dates[v] = t
         yanked[v] = yanked.get(v, True) and bool(f.get("yanked"))
     versions = data.get("versions") or list(yanked)
-    return [Release(v, dates.get(v), is_prerelease(v, "pypi"), yanked.get(v, False)) for v in versions]
+    return [Release(v, dates.get(v), get("pypi").is_prerelease(v), yanked.get(v, False)) for v in versions]
 
 
 def fetch_npm(package: str) -> list[Release]:
@@ -97,7 +98,7 @@ def fetch_npm(package: str) -> list[Release]:
         raise InfraError(f"listing {package} on npm", (res.stderr or res.stdout).strip()[-300:])
     data = json.loads(res.stdout)
     times = data.get("time", {})
-    return [Release(v, times.get(v), is_prerelease(v, "npm")) for v in data.get("versions", [])]
+    return [Release(v, times.get(v), get("npm").is_prerelease(v)) for v in data.get("versions", [])]
 
 
 _GO_REFUSED = re.compile(r"(403|404|410|not available|not found|unknown revision|invalid version)", re.I)
@@ -109,7 +110,7 @@ def _go_info(module: str, version: str) -> Release | None:
     res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=120))
     if res.ok:
         data = json.loads(res.stdout)
-        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), is_prerelease(version, "go"))
+        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), get("go").is_prerelease(version))
     if _GO_REFUSED.search(res.stderr):
         return None
     raise InfraError(f"asking the Go module proxy for {module}@v{version}", res.stderr.strip()[-300:])

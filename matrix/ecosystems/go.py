@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from matrix.ecosystems import Run
-from matrix.ecosystems.npm import semver_key
+from matrix.versions import semver_key
 
 __all__ = ["Go"]
 

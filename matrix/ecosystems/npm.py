@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
-import semver
-
 from matrix.ecosystems import Run
+from matrix.versions import semver_key
 
-__all__ = ["Npm", "semver_key"]
-
-
-@cache  # a whole history sorts the same few hundred version strings many times
-def semver_key(version: str) -> tuple[tuple[Any, ...] | None, str]:
-    """(precedence, text); (None, text) for a string that is not SemVer 2. The precedence is
-    the parsed version as a tuple, ordered as SemVer 2 orders it: a release after its
-    prereleases, numeric identifiers before alphanumeric ones, a longer list after its prefix
-    (build metadata does not count)."""
-    try:
-        v = semver.Version.parse(version.removeprefix("v"))
-    except (ValueError, TypeError):
-        return None, version
-    pre = () if v.prerelease is None else tuple(
-        (0, int(p), "") if p.isdigit() else (1, 0, p) for p in v.prerelease.split("."))
-    return (v.major, v.minor, v.patch, 0 if pre else 1, pre), version
+__all__ = ["Npm"]
 
 
 class Npm:

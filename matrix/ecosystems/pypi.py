@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from matrix.ecosystems import Run
+from matrix.versions import is_prerelease, pep440_key
 
 __all__ = ["PyPI"]
-
-_NOT_A_VERSION = Version("0.0.0.dev0")  # sorts first: text the registry would not have published
-
-
-@cache  # a whole history sorts the same few hundred version strings many times
-def pep440_key(version: str) -> tuple[Version, str]:
-    try:
-        return (Version(version), version)
-    except InvalidVersion:
-        return (_NOT_A_VERSION, version)
-
 
 class PyPI:
     name = "pypi"
@@ -31,10 +18,7 @@ class PyPI:
         return pep440_key(version)
 
     def is_prerelease(self, version: str) -> bool:
-        try:
-            return Version(version).is_prerelease
-        except InvalidVersion:
-            return True
+        return is_prerelease(version)
 
     def install(self, package: str, version: str) -> str:
         return f'pip install "{package}=={version}"'

@@ -1,80 +1,62 @@
-"""The product families under test: what to install on each side, and which probes apply."""
+"""The families this installation measures: every entry point of the group
+``compat_matrix.families``, the built-in ones included (``pyproject.toml`` registers them the
+way a third-party package would). Read once, on first use."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from importlib.metadata import entry_points
 
-from matrix.families.cosmo.checks import STANDIN_VERSION
+from matrix.errors import UserError
+from matrix.families.base import Family
 
-__all__ = ["FAMILIES", "Family"]
+__all__ = ["FAMILIES", "GROUP", "Family", "load"]
 
-
-@dataclass(frozen=True)
-class Family:
-    name: str
-    sdk_ecosystem: str  # "pypi" | "npm"
-    sdk_package: str
-    cli_ecosystem: str
-    cli_package: str
-    probes: tuple[str, ...]
-    description: str
-    sdk_extras: tuple[str, ...] = ()  # requested for every version; a release without them installs without
-    # A family whose other side is our local stand-in has one fixed "CLI version" (the
-    # stand-in's contract version) and no registry on that side.
-    standin: str | None = None
-    # Sibling SDKs of the same repository: their version numbers are asked for by name when a
-    # Go proxy refuses to list a module's versions.
-    version_hints: tuple[tuple[str, str], ...] = ()
-    # Python SDKs: the modules a warm server imports once per release (matrix/execute/forkserver.py).
-    preload: tuple[str, ...] = ()
-
-    @property
-    def other_side(self) -> str:
-        return "server" if self.standin else "CLI"
+GROUP = "compat_matrix.families"
 
 
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in (
-        Family(
-            name="copilot-python",
-            sdk_ecosystem="pypi",
-            sdk_package="github-copilot-sdk",
-            cli_ecosystem="npm",
-            cli_package="@github/copilot",
-            probes=("handshake", "tolerance", "contract"),
-            description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
-            preload=("copilot",),
-        ),
-        Family(
-            name="copilot-node",
-            sdk_ecosystem="npm",
-            sdk_package="@github/copilot-sdk",
-            cli_ecosystem="npm",
-            cli_package="@github/copilot",
-            probes=("handshake", "tolerance"),
-            description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
-        ),
-        Family(
-            name="copilot-go",
-            sdk_ecosystem="go",
-            sdk_package="github.com/github/copilot-sdk/go",
-            cli_ecosystem="npm",
-            cli_package="@github/copilot",
-            probes=("handshake", "tolerance"),
-            description="the Go module github.com/github/copilot-sdk/go against the @github/copilot CLI (npm)",
-            version_hints=(("pypi", "github-copilot-sdk"), ("npm", "@github/copilot-sdk")),
-        ),
-        Family(
-            name="cosmo-python",
-            sdk_ecosystem="pypi",
-            sdk_package="cosmo-ai-sdk",
-            cli_ecosystem="stand-in",
-            cli_package="cosmo stand-in",
-            probes=("tolerance", "identity", "strictness"),
-            description="cosmo-ai-sdk (PyPI) against a local stand-in of the Cosmo backend",
-            sdk_extras=("websocket",),
-            standin=STANDIN_VERSION,
-        ),
-    )
-}
+def load() -> dict[str, Family]:
+    """Every registered family by name; a plugin that does not load, or does not give a
+    ``Family``, is an error naming its entry point."""
+    found: dict[str, Family] = {}
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        try:
+            family = ep.load()
+        except Exception as err:  # a third party's import failing is reported, not a traceback
+            raise UserError(f"family plugin {ep.name!r} ({ep.value}) does not load: {type(err).__name__}: {err}; "
+                            "fix or uninstall the package that provides it") from None
+        if not isinstance(family, Family):
+            raise UserError(f"family plugin {ep.name!r} ({ep.value}) is a {type(family).__name__}, not a "
+                            "matrix.families.base.Family")
+        if family.name != ep.name or family.name in found:
+            raise UserError(f"family plugin {ep.name!r} ({ep.value}) is named {family.name!r}: an entry point's "
+                            "name must be its family's, and unique")
+        found[family.name] = family
+    if not found:
+        raise UserError(f"no families registered in the entry-point group {GROUP!r}; install compat-matrix "
+                        "(`make setup`, or pip install -e .)")
+    return found
+
+
+class _Registry(Mapping[str, Family]):
+    """``FAMILIES``: a mapping that reads the entry points the first time it is used."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, Family] | None = None
+
+    def _all(self) -> dict[str, Family]:
+        if self._found is None:
+            self._found = load()
+        return self._found
+
+    def __getitem__(self, name: str) -> Family:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+FAMILIES: Mapping[str, Family] = _Registry()

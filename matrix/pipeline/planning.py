@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from matrix.ecosystems import get
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
-from matrix.families.copilot.shim import RULES
-from matrix.families.cosmo.checks import SET_PREFIX, check_for_set, checks_of, declared_sets
+from matrix.families.base import Planning
 from matrix.families.registry import FAMILIES
+from matrix.model import Cell
 from matrix.pipeline.config import Plan, Selection
-from matrix.pipeline.runner import NO_CLI, Cell
 from matrix.pipeline.shard import Shard
-from matrix.probes.verdict import LEFT_RUNNING
 from matrix.store.results import Releases, Row
-from matrix.versions import Release, apply_selection, sort_key
+from matrix.versions import Release, apply_selection
 
-__all__ = ["Resolved", "only_new", "resolve"]
+__all__ = ["Resolved", "only_new", "phases", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -37,60 +36,15 @@ class Resolved:
     def standin(self) -> bool:
         return FAMILIES[self.family].standin is not None
 
-    def standin_cells(self) -> list[Cell]:
-        """A stand-in family's cells: every SDK version x every check of every probe."""
-        if not self.standin:
-            return []
-        return [Cell(self.family, s, c, p, check.name) for p in self.probes for check in checks_of(p)
-                for s in self.sdk_versions for c in self.cli_versions]
+    def cells(self, phase: str, rows: list[Row]) -> list[Cell]:
+        """The family's cells of ``phase``, planned from ``rows`` (the history and this run's)."""
+        planning = Planning(self.sdk_versions, self.cli_versions, self.probes, rows)
+        return FAMILIES[self.family].plan(phase, planning)
 
-    def closed_set_cells(self, rows: list[Row]) -> list[Cell]:
-        """A stand-in family's checks of the closed sets each release's own models declare (its
-        agent reads them in every check; the named checks cover four of them): one cell per
-        release and closed set the stand-in can carry."""
-        if not self.standin or "tolerance" not in self.probes:
-            return []
-        cells = []
-        for sdk in self.sdk_versions:
-            names = {check_for_set(e) for e in declared_sets(rows, self.family, sdk)}
-            cells += [Cell(self.family, sdk, cli, "tolerance", name) for name in sorted(n for n in names if n)
-                      if name.startswith(SET_PREFIX) for cli in self.cli_versions]
-        return cells
 
-    def cells(self) -> list[Cell]:
-        """The handshake cells. Tolerance cells depend on their results: ``tolerance_cells``."""
-        if "handshake" not in self.probes:
-            return []
-        return [Cell(self.family, s, c, "handshake") for s in self.sdk_versions for c in self.cli_versions]
-
-    def contract_cells(self, rows: list[Row]) -> list[Cell]:
-        """One cell per SDK version: the newest CLI its handshake failed against as it should
-        (refused or launch-failed), to check what the SDK leaves behind."""
-        if "contract" not in self.probes or self.standin:
-            return []
-        failed: dict[str, list[str]] = {}
-        for r in rows:
-            if (r.family == self.family and r.probe == "handshake" and r.outcome in ("refused", "launch-failed")
-                    and r.cli_version in self.cli_versions):
-                failed.setdefault(r.sdk_version, []).append(r.cli_version)
-        return [Cell(self.family, sdk, max(failed[sdk], key=sort_key), "contract")
-                for sdk in self.sdk_versions if sdk in failed]
-
-    def tolerance_cells(self, rows: list[Row]) -> list[Cell]:
-        """One cell per SDK version and rule, against the newest CLI that SDK version was
-        measured to work with (compatible, or degraded only by what stop() left running: the
-        session works all the same). An SDK version with none gets cells against ``NO_CLI``,
-        which the runner records as not-applicable."""
-        if "tolerance" not in self.probes or self.standin:
-            return []
-        works: dict[str, list[str]] = {}
-        for r in rows:
-            connected = r.outcome == "compatible" or (r.outcome == "degraded" and r.error_type == LEFT_RUNNING)
-            if (r.family == self.family and r.probe == "handshake" and connected
-                    and r.cli_version in self.cli_versions):
-                works.setdefault(r.sdk_version, []).append(r.cli_version)
-        return [Cell(self.family, sdk, max(works[sdk], key=sort_key) if sdk in works else NO_CLI, "tolerance", rule)
-                for sdk in self.sdk_versions for rule in RULES]
+def phases(resolved: list[Resolved]) -> list[str]:
+    """Every phase of the families being measured, in the order their families plan them."""
+    return list(dict.fromkeys(p for r in resolved for p in FAMILIES[r.family].phases))
 
 
 def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,
@@ -98,7 +52,7 @@ def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,
     releases = discovery.releases(ecosystem, package, hints)
     if override:
         sel = Selection(select=override, exclude=[], prereleases=True)
-    return apply_selection(package, releases, sel.select, sel.exclude, sel.prereleases, ecosystem), releases
+    return apply_selection(package, releases, sel.select, sel.exclude, sel.prereleases, get(ecosystem).key), releases
 
 
 def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str],

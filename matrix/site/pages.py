@@ -475,17 +475,15 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
             put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
     put("versions/index.md", versions_index(data))
     put("pins.md", pins_page(data))
-    from matrix.families.copilot.pages import tolerance_pages
-    from matrix.families.cosmo.pages import cosmo_pages
-
     sources = sources or Sources(docs)
-    for rel, text in tolerance_pages(data.frame, sources).items():
-        put(rel, text)
-    for rel, text in cosmo_pages(data.frame, sources, data.releases).items():
+    own: dict[str, str] = {}
+    for family in FAMILIES.values():  # each family's pages of its own (tolerance, Cosmo's promises)
+        own.update(family.pages(data.frame, sources))
+    for rel, text in own.items():
         put(rel, text)
     # Pages of versions no longer in the results must not stay published.
     keep = set(written)
-    for folder in ("matrix", "versions", "tolerance", "cosmo"):
+    for folder in ("matrix", "versions", *sorted({rel.split("/", 1)[0] for rel in own if "/" in rel})):
         for stale in (docs / folder).rglob("*.md"):
             if stale not in keep:
                 stale.unlink()

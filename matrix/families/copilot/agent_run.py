@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
-from matrix.execute.environment import UvVenv
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.redaction import redact_file
 from matrix.execute.sandbox import sandbox

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.errors import InfraError
 from matrix.execute import proc
 from matrix.execute.cache import dir_size
-from matrix.execute.environment import NpmPrefix
 from matrix.execute.sandbox import sandbox
 from matrix.families.copilot.cli_seed import Seed, make_seed, plant
 

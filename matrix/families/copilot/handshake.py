@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from matrix import rules_version
+from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
-from matrix.execute.environment import UvVenv
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.redaction import process_label, redact, strip_paths
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.registry import FAMILIES
 from matrix.model import Outcome
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop, grade_message
@@ -39,11 +38,12 @@ class HandshakeCell:
     dead_cli: float | None = None  # see Timeouts.dead_cli
     leak: float = 5.0  # see Timeouts.leak
     launcher: bool = True  # False: the SDK gets the CLI's own entry point (see run_agent)
+    preload: tuple[str, ...] = ()  # Python SDKs: what a warm server imports once per release
     # What this cell's CLI says its version is when asked with no SDK (asked only if needed).
     cli_says: Callable[[], str | None] | None = field(default=None, compare=False)
 
     def python_agent(self, venv: UvVenv) -> AgentCommand:
-        return python_agent(venv, self.warm, FAMILIES[self.family].preload)
+        return python_agent(venv, self.warm, self.preload)
 
     def expected_cli(self, run: AgentRun) -> str:
         """The version our CLI reports: the one installed or, when the SDK saw another after

@@ -142,15 +142,16 @@ def cell_page(row: Any, sources: Sources) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tolerance_pages(frame: pd.DataFrame, sources: Sources) -> dict[str, str]:
-    """Relative path -> page text, for every family with tolerance rows."""
+def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[str, str]:
+    """Relative path -> page text: ``family``'s tolerance pages, and the index of every family's
+    (the same page whichever family writes it)."""
     pages: dict[str, str] = {}
     standin = [f for f, fam in FAMILIES.items() if fam.standin]  # their pages: cosmo_pages
     tol = frame[(frame["probe"] == "tolerance") & ~frame["family"].isin(standin)]
     families = sorted(tol["family"].unique())
     pages["tolerance/index.md"] = "# Additive tolerance\n\n" + "\n".join(
         f"- [{f}]({f}.md)" for f in families) + ("\n" if families else "No tolerance checks measured yet.\n")
-    for family in families:
+    for family in [f for f in families if f == family]:
         pages[f"tolerance/{family}.md"] = matrix_page(frame, family) + "\n" + contract_section(frame, family)
         for row in sort_by_version(tol[tol["family"] == family], "sdk_version").itertuples():
             pages[f"tolerance/{family}/{_cell_slug(str(row.sdk_version), str(row.mutation))}.md"] = \

@@ -290,14 +290,15 @@ def version_page(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -
     return "\n".join(lines) + "\n"
 
 
-def cosmo_pages(frame: pd.DataFrame, sources: Sources, releases: Releases) -> dict[str, str]:
-    """Relative path -> page text for every stand-in family with rows."""
+def cosmo_pages(frame: pd.DataFrame, sources: Sources, releases: Releases, family: str) -> dict[str, str]:
+    """Relative path -> page text: ``family``'s pages, and the index of every stand-in family's
+    (the same page whichever family writes it)."""
     sub = standin_frame(frame)
     families = sorted(sub["family"].unique())
     pages: dict[str, str] = {"cosmo/index.md": "# Cosmo\n\n" + ("\n".join(
         f"- [{f}]({f}.md): {esc(FAMILIES[f].description)}" for f in families) or
         "No Cosmo results yet: run `compat-matrix run --family cosmo-python`.") + "\n"}
-    for family in families:
+    for family in [f for f in families if f == family]:
         part = sub[sub["family"] == family]
         pages[f"cosmo/{family}.md"] = family_page(part, family, releases.get(family, {}).get("sdk", {}))
         for sdk in sorted_versions(part["sdk_version"]):

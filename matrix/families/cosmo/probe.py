@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from matrix import rules_version
+from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
-from matrix.execute.environment import UvVenv
 from matrix.execute.redaction import redact, redact_file, strip_paths
 from matrix.execute.sandbox import sandbox
 from matrix.execute.storage import StorageError, writing
-from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.cosmo import background
 from matrix.families.cosmo.checks import SET_PREFIX, set_frames, set_target
 from matrix.families.cosmo.standin import Scenario
 from matrix.families.cosmo.verdicts import judge
+from matrix.model import Cell, CellSettings
 from matrix.probes.report import parse_report
 from matrix.store.results import Row
 
@@ -70,20 +70,21 @@ def _read_log(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def run_cosmo(cell: HandshakeCell, probe: str, check: str, venv: UvVenv, results: Path,
+def run_cosmo(cell: Cell, settings: CellSettings, scratch: Path, venv: UvVenv, results: Path,
               reaper: proc.Reaper | None = None) -> Row:
+    probe, check = cell.probe, cell.mutation
     scenario = scenario_for(check)
     log = standin_log_path(results, cell.family, cell.sdk_version, check)
     with writing(log):
         log.parent.mkdir(parents=True, exist_ok=True)
         log.unlink(missing_ok=True)
-    cfg: dict[str, Any] = {"check": check, "step_timeout": cell.call_timeout, "event_wait": 8}
+    cfg: dict[str, Any] = {"check": check, "step_timeout": settings.call_timeout, "event_wait": 8}
     if check.startswith(SET_PREFIX):
         cfg.update(path=set_target(check)[1], two_sessions=True)
-    with background.serving(scenario, log) as server, sandbox(cell.scratch) as box:
+    with background.serving(scenario, log) as server, sandbox(scratch) as box:
         env = {**box.env, "COSMO_BASE_URL": server.url}
         argv = (str(venv.interpreter), "-I", str(AGENT), json.dumps(cfg))
-        res = proc.run(proc.Request(argv, env, box.root, timeout=cell.probe_timeout, grace=cell.grace), reaper)
+        res = proc.run(proc.Request(argv, env, box.root, timeout=settings.probe_timeout, grace=settings.grace), reaper)
     if server.storage_error is not None:  # the log is evidence the verdict stands on: no row without it
         raise StorageError(log, server.storage_error)
     redact_file(log)

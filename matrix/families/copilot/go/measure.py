@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from matrix.execute import proc
-from matrix.execute.environment import GoAgent
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.handshake_verdict import classify_handshake
 from matrix.families.copilot.tolerance import run_tolerance

@@ -1,0 +1,54 @@
+"""copilot-node: ``@github/copilot-sdk`` (npm) against the ``@github/copilot`` CLI (npm). Its
+agents run with the first Node runtime that imports the release."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matrix.ecosystems.npm_env import NpmPrefix
+from matrix.execute.environment import Environment
+from matrix.families.base import Context, MakeEnv
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.family import CopilotFamily, runtimes
+from matrix.families.copilot.handshake import HandshakeCell
+from matrix.families.copilot.node.measure import run_node_handshake, run_node_tolerance
+from matrix.families.copilot.node.sdk import NodeSdk, prepare_node_sdk
+from matrix.model import Cell
+from matrix.store.results import Row
+
+__all__ = ["CopilotNode", "family"]
+
+
+def node_sdk(prefix: NpmPrefix, ctx: Context) -> NodeSdk:
+    return ctx.memo(("node-sdk", prefix.location),
+                    lambda: prepare_node_sdk(prefix, runtimes(ctx), ctx.scratch, timeout=ctx.settings.probe_timeout))
+
+
+@dataclass(frozen=True)
+class CopilotNode(CopilotFamily):
+    phases: tuple[str, ...] = ("handshake", "tolerance")
+
+    def sdk_environment(self, cell: Cell, make: MakeEnv) -> Environment:
+        return make(NpmPrefix, "sdk", self.sdk_package, cell.sdk_version)
+
+    def prepare_sdk(self, env: Environment, ctx: Context) -> None:
+        assert isinstance(env, NpmPrefix)
+        node_sdk(env, ctx)
+
+    def run(self, cell: Cell, hs: HandshakeCell, sdk: Environment, cli: CliInstall, runtime: Runtime,
+            ctx: Context) -> Row:
+        assert isinstance(sdk, NpmPrefix)
+        if cell.probe == "tolerance":
+            return run_node_tolerance(hs, cell.mutation, node_sdk(sdk, ctx), cli, runtime, ctx.results, ctx.reaper)
+        return run_node_handshake(hs, node_sdk(sdk, ctx), cli, runtime, ctx.reaper)
+
+
+family = CopilotNode(
+    name="copilot-node",
+    description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
+    sdk_ecosystem="npm",
+    sdk_package="@github/copilot-sdk",
+    cli_ecosystem="npm",
+    cli_package="@github/copilot",
+    probes=("handshake", "tolerance"),
+)

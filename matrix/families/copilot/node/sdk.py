@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.execute import proc
-from matrix.execute.environment import NpmPrefix
 from matrix.execute.sandbox import sandbox
 from matrix.families.copilot.cli import Runtime, RuntimeSource, first_runtime
 from matrix.probes.report import parse_report

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
-from matrix.execute.environment import UvVenv
 from matrix.families.copilot.agent_run import run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell, build_row

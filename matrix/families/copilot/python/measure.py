@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
-from matrix.execute.environment import UvVenv
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.handshake_verdict import classify_handshake

@@ -1,0 +1,164 @@
+"""What the three Copilot families share: the @github/copilot CLI on the other side (installed
+from npm, started through our launcher with the Node runtime measured for it), the phases
+(handshake, then tolerance and the failure contract planned from its verdicts), and their
+pages. Each language's package says how its SDK is installed, prepared and driven."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from abc import abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from matrix.ecosystems.npm_env import NpmPrefix
+from matrix.errors import InfraError, UserError
+from matrix.execute import proc
+from matrix.execute.environment import Environment
+from matrix.execute.sandbox import install_env
+from matrix.families.base import Context, Family, MakeEnv, Planning
+from matrix.families.copilot.cli import CliInstall, Runtime, RuntimeSource, prepare_cli, self_reported_version
+from matrix.families.copilot.handshake import HandshakeCell
+from matrix.families.copilot.shim import RULES
+from matrix.model import NO_CLI, Cell
+from matrix.probes.verdict import LEFT_RUNNING
+from matrix.store.results import Row
+from matrix.versions import sort_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from matrix.store.dataset import Sources
+
+__all__ = ["CopilotFamily", "runtimes"]
+
+
+def runtimes(ctx: Context) -> list[RuntimeSource]:
+    """The Node runtimes we can give a CLI or an npm SDK, oldest first: the system's, then
+    Node 24 from the npm package ``node@24`` (installed on first use)."""
+    def system() -> Runtime:
+        res = proc.run(proc.Request(("node", "--version"), install_env(), Path.cwd(), timeout=30))
+        if not res.ok:
+            raise InfraError("node --version", res.stderr.strip() or "node is not on PATH")
+        major = res.stdout.strip().lstrip("v").split(".")[0]
+        return Runtime(f"node{major}", Path(shutil.which("node") or "node"))
+
+    def node24() -> Runtime:
+        env = ctx.make(NpmPrefix, "runtime", "node", "24")
+        ctx.ensure(env)
+        return Runtime("node24", env.location / "node_modules" / "node" / "bin" / "node")
+
+    return [RuntimeSource("node-system", lambda: ctx.memo(("runtime", "node-system"), system)),
+            RuntimeSource("node24", lambda: ctx.memo(("runtime", "node24"), node24))]
+
+
+def prepared_cli(prefix: NpmPrefix, ctx: Context) -> CliInstall:
+    """The CLI's runtime and unpacked tree, found once per install: a prefix evicted and
+    installed again during the run is a new tree, prepared anew."""
+    installed = (prefix.stored() or {}).get("created")
+    return ctx.memo(("cli-prepare", prefix.version, installed),
+                    lambda: prepare_cli(prefix, runtimes(ctx), ctx.scratch, timeout=ctx.settings.probe_timeout))
+
+
+def _works(row: Row) -> bool:
+    """Connected and answered: compatible, or degraded only by what stop() left running (the
+    session works all the same)."""
+    return row.outcome == "compatible" or (row.outcome == "degraded" and row.error_type == LEFT_RUNNING)
+
+
+@dataclass(frozen=True)
+class CopilotFamily(Family):
+    phases: tuple[str, ...] = ("handshake", "tolerance", "contract")
+
+    # -- planning ----------------------------------------------------------------------
+
+    def plan(self, phase: str, planning: Planning) -> list[Cell]:
+        if phase not in planning.probes:
+            return []
+        if phase == "handshake":
+            return [Cell(self.name, s, c, "handshake") for s in planning.sdk_versions for c in planning.cli_versions]
+        if phase == "tolerance":
+            return self._tolerance_cells(planning)
+        if phase == "contract":
+            return self._contract_cells(planning)
+        return []
+
+    def _tolerance_cells(self, planning: Planning) -> list[Cell]:
+        """One cell per SDK version and rule, against the CLI its tolerance was measured with
+        before (the history keeps its cells), else the newest CLI that SDK version works
+        with. An SDK version with none gets cells against ``NO_CLI``, recorded not-applicable."""
+        works: dict[str, list[str]] = {}
+        before: dict[str, str] = {}
+        for r in planning.rows:
+            if r.family != self.name:
+                continue
+            if r.probe == "handshake" and _works(r) and r.cli_version in planning.cli_versions:
+                works.setdefault(r.sdk_version, []).append(r.cli_version)
+            elif r.probe == "tolerance" and r.cli_version != NO_CLI:
+                before[r.sdk_version] = max(before.get(r.sdk_version, r.cli_version), r.cli_version, key=sort_key)
+        target = {sdk: before.get(sdk) or (max(works[sdk], key=sort_key) if sdk in works else NO_CLI)
+                  for sdk in planning.sdk_versions}
+        return [Cell(self.name, sdk, target[sdk], "tolerance", rule) for sdk in planning.sdk_versions for rule in RULES]
+
+    def _contract_cells(self, planning: Planning) -> list[Cell]:
+        """One cell per SDK version: the newest CLI its handshake failed against as it should
+        (refused or launch-failed), to check what the SDK leaves behind."""
+        failed: dict[str, list[str]] = {}
+        for r in planning.rows:
+            if (r.family == self.name and r.probe == "handshake" and r.outcome in ("refused", "launch-failed")
+                    and r.cli_version in planning.cli_versions):
+                failed.setdefault(r.sdk_version, []).append(r.cli_version)
+        return [Cell(self.name, sdk, max(failed[sdk], key=sort_key), "contract")
+                for sdk in planning.sdk_versions if sdk in failed]
+
+    # -- measuring ---------------------------------------------------------------------
+
+    @abstractmethod
+    def sdk_environment(self, cell: Cell, make: MakeEnv) -> Environment:
+        """The SDK release's environment (a uv venv, an npm prefix, a built agent)."""
+
+    def environments(self, cell: Cell, make: MakeEnv) -> tuple[Environment, Environment | None]:
+        sdk = self.sdk_environment(cell, make)
+        if cell.cli_version == NO_CLI:
+            return sdk, None
+        return sdk, make(NpmPrefix, "cli", self.cli_package, cell.cli_version)
+
+    def prepare(self, cell: Cell, env: Environment, ctx: Context) -> None:
+        if isinstance(env, NpmPrefix) and env.package == self.cli_package:
+            prepared_cli(env, ctx)
+        else:
+            self.prepare_sdk(env, ctx)
+
+    def prepare_sdk(self, env: Environment, ctx: Context) -> None:
+        """What the SDK's environment needs before its cells (a warm import, a runtime)."""
+
+    def measure(self, cell: Cell, sdk: Environment, other: Environment | None, ctx: Context) -> Row:
+        if other is None:
+            raise UserError(f"{cell.family} {cell.probe} needs a CLI")  # planned only with NO_CLI, never measured
+        assert isinstance(other, NpmPrefix)
+        cli = prepared_cli(other, ctx)
+        runtime = cli.runtime or runtimes(ctx)[-1].get()
+        hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, ctx.settings.probe_timeout,
+                           ctx.settings.call_timeout, ctx.settings.grace, ctx.scratch, use_shim=ctx.through_shim,
+                           warm=ctx.warm, dead_cli=ctx.settings.dead_cli, leak=ctx.settings.leak,
+                           launcher=not ctx.direct_cli, preload=self.preload,
+                           cli_says=functools.partial(self._cli_says, cli, runtime, ctx))
+        return self.run(cell, hs, sdk, cli, runtime, ctx)
+
+    @abstractmethod
+    def run(self, cell: Cell, hs: HandshakeCell, sdk: Environment, cli: CliInstall, runtime: Runtime,
+            ctx: Context) -> Row:
+        """Run the cell's probe with this SDK's agent."""
+
+    @staticmethod
+    def _cli_says(cli: CliInstall, runtime: Runtime, ctx: Context) -> str | None:
+        """What ``cli`` reports as its version to a client with no SDK: asked once per install,
+        and only when a cell's SDK saw another version than the one installed."""
+        return ctx.memo(("cli-says", cli.version, id(cli)),
+                        lambda: self_reported_version(cli, runtime, ctx.scratch, ctx.settings.probe_timeout))
+
+    def pages(self, frame: pd.DataFrame, sources: Sources) -> dict[str, str]:
+        from matrix.families.copilot.pages import tolerance_pages
+
+        return tolerance_pages(frame, sources, self.name)

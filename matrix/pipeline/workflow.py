@@ -1,0 +1,197 @@
+"""A run, as an explicit sequence of steps (nox's ``workflow.execute`` is the model):
+config -> store -> releases -> plan and measure, phase by phase -> report. Each step takes
+the run's state and returns it; a test can run a prefix of them. What a person sees of it
+goes through a ``Reporter`` the command gives (the pipeline prints nothing itself)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from matrix.ecosystems.discovery import Discovery
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.execute.lock import holding
+from matrix.model import Cell, Outcome
+from matrix.pipeline.config import Plan
+from matrix.pipeline.planning import Resolved, only_new, phases, resolve
+from matrix.pipeline.runner import Runner, pending
+from matrix.pipeline.shard import Shard
+from matrix.store.dataset import Dataset, Sources
+from matrix.store.results import Row, Store, save_releases
+
+__all__ = ["EXIT_INFRA", "STEPS", "Reporter", "RunRequest", "RunState", "execute"]
+
+EXIT_INFRA = 3
+
+
+class Reporter(Protocol):
+    """What a run tells the person running it."""
+
+    def warn(self, text: str) -> None: ...
+
+    def info(self, text: str) -> None: ...
+
+    def phase(self, name: str, todo: int) -> None:
+        """A phase starts measuring ``todo`` cells."""
+        ...
+
+    def row(self, row: Row) -> None: ...
+
+    def report(self, sources: Sources, families: list[str]) -> None:
+        """The matrix at the end of the run."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    plan: Plan
+    results: Path
+    data: Path | None  # the committed history, when there is one
+    families: list[str] = field(default_factory=list)
+    sdk: list[str] = field(default_factory=list)
+    cli: list[str] = field(default_factory=list)
+    probes: list[str] = field(default_factory=list)
+    jobs: int | None = None
+    force: bool = False
+    stale: bool = False
+    repeat: int = 1
+    new: bool = False  # measure only releases neither the history nor an earlier run has
+    refresh: bool = False  # ask the registries now
+    shard: Shard | None = None
+    wait: bool = False
+
+
+@dataclass
+class RunState:
+    request: RunRequest
+    ui: Reporter
+    store: Store
+    sources: Sources
+    kept: list[Row] = field(default_factory=list)  # the committed history
+    resolved: list[Resolved] = field(default_factory=list)
+    measured: list[Row] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    runner: Runner | None = None
+
+
+def prepare_store(state: RunState) -> RunState:
+    """Processes a killed run left, a torn last row, the history to plan against."""
+    for leftover in proc.sweep_orphans():
+        state.ui.warn(f"killed a process left by a run that was killed: {leftover[:200]}")
+    repaired = state.store.repair()
+    if repaired:
+        state.ui.warn(repaired)
+    if state.request.data is not None:
+        state.kept = Dataset(state.request.data).read()[0]
+    _, warnings = state.sources.rows()
+    for w in warnings:
+        state.ui.warn(w)
+    return state
+
+
+def resolve_releases(state: RunState) -> RunState:
+    """What the registries have (asked now with --new or --refresh) and what the config selects;
+    the selected releases' dates are stored beside the rows."""
+    req = state.request
+    discovery = Discovery(cache_root() / "discovery", req.plan.run.discovery_ttl_hours * 3600, req.new or req.refresh)
+    state.resolved = resolve(req.plan, discovery, req.families, req.sdk, req.cli, req.probes)
+    for w in discovery.warnings:
+        state.ui.warn(w)
+    if req.new:
+        known = state.sources.releases()
+        fresh = {r.family: [*(v for v in r.sdk_versions if v not in known.get(r.family, {}).get("sdk", {})),
+                            *(v for v in r.cli_versions if not r.standin
+                              and v not in known.get(r.family, {}).get("cli", {}))] for r in state.resolved}
+        state.ui.info("new releases: " + ("; ".join(f"{f}: {' '.join(v)}" for f, v in fresh.items() if v)
+                                          or "none since the last run"))
+    save_releases(state.store.directory, {
+        r.family: {"sdk": {x.version: x.released_at for x in r.sdk_releases if x.version in r.sdk_versions},
+                   "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions}}
+        for r in state.resolved})
+    return state
+
+
+def measure(state: RunState) -> RunState:
+    """Each phase in turn (a later one is planned from the rows of those before: tolerance from
+    handshakes), only the cells no row has yet (``pending``)."""
+    req = state.request
+    known = state.sources.releases()
+    jobs = req.jobs or req.plan.run.jobs
+    runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), state.ui.row)
+    state.runner = runner
+
+    def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
+        cells = r.in_shard(cells, req.shard)
+        return only_new(cells, known, r.standin) if req.new else cells
+
+    with contextlib.closing(runner):
+        for name in phases(state.resolved):
+            local, _ = state.store.read()
+            rows = _merged(state.kept, local)
+            planned = [c for r in state.resolved for c in chosen(r, r.cells(name, rows))]
+            if not planned:
+                continue
+            todo = pending(planned, local, state.kept, req.force or req.repeat > 1, req.stale)
+            state.ui.info(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured, "
+                          f"{len(todo)} to measure with {jobs} jobs")
+            state.ui.phase(name, len(todo))
+            started = time.monotonic()
+            state.measured.extend(runner.run(todo, jobs, req.repeat, keep_warm=True))
+            state.ui.info(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
+    return state
+
+
+def _merged(kept: list[Row], local: list[Row]) -> list[Row]:
+    rows = {r.key(): r for r in kept}
+    for r in local:
+        if r.key() not in rows or r.measured_at >= rows[r.key()].measured_at:
+            rows[r.key()] = r
+    return list(rows.values())
+
+
+def summarize(state: RunState) -> RunState:
+    req, rows, runner = state.request, state.measured, state.runner
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.outcome] = counts.get(row.outcome, 0) + 1
+    state.ui.info(f"measured {len(rows)} cells in {time.monotonic() - state.started:.1f}s: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if req.repeat > 1:
+        flaky = [r for r in rows if r.flaky]
+        state.ui.info(f"flaky: {len(flaky)} of {len(rows)} cells changed outcome across {req.repeat} repeats"
+                      + "".join(f"\n  {r.family} {r.probe} {r.mutation} sdk {r.sdk_version} × {r.cli_version}: "
+                                f"{' / '.join(r.repeats)}" for r in flaky))
+    if runner is not None:
+        if runner.warm.started:
+            state.ui.info(f"warm starts: {runner.warm.started} SDK releases imported once each "
+                          f"({runner.warm.started_seconds:.1f}s in all)")
+        for where, why in runner.warm.refused().items():
+            state.ui.info(f"cold starts for {where.parent.parent.name}: {why}")
+        if runner.parked:
+            state.ui.info(f"parked: {runner.parked} cells still waiting after {req.plan.run.park_after:.0f}s "
+                          "gave their CPU slot to the next cell")
+        if runner.env_seconds:
+            state.ui.info("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
+    state.ui.report(state.sources, [r.family for r in state.resolved])
+    return state
+
+
+STEPS: tuple[Callable[[RunState], RunState], ...] = (prepare_store, resolve_releases, measure, summarize)
+
+
+def execute(request: RunRequest, ui: Reporter, steps: tuple[Callable[[RunState], RunState], ...] = STEPS) -> int:
+    """Run ``steps`` in order holding the results directory (one run at a time). Exit 0, or 3
+    when some cell was an infrastructure error (shown as such, re-measured next run)."""
+    store = Store(request.results)
+    store.check_writable()
+    with holding(store.directory, wait=request.wait):
+        state = RunState(request, ui, store, Sources(store.directory, request.data))
+        for step in steps:
+            state = step(state)
+    infra = any(r.outcome == Outcome.INFRA_ERROR.value for r in state.measured)
+    return EXIT_INFRA if infra else 0
