@@ -39,6 +39,7 @@ test-integration: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check matrix tests scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) site results/.tmp-*

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache, total_ordering
 from typing import Any
 
+import pandas as pd
 import semver
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -21,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from matrix.errors import ConfigError, UnknownVersionError
 
 __all__ = ["Release", "VersionKey", "apply_selection", "check_selector", "is_prerelease", "pep440_key", "semver_key",
-           "sort_key"]
+           "sort_by_version", "sort_key", "sorted_versions"]
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 _LATEST = re.compile(r"^latest:(\d+)$")
@@ -201,3 +202,11 @@ def apply_selection(
     for sel in exclude:
         chosen.difference_update(_one(sel, known, package))
     return sorted(chosen, key=key)
+
+
+def sorted_versions(values: pd.Series | list[str]) -> list[str]:
+    return sorted(set(values), key=sort_key)
+
+
+def sort_by_version(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    return frame.sort_values(column, key=lambda s: s.map(sort_key), kind="stable")

@@ -156,7 +156,7 @@ def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
 
 def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:
     from matrix import rules_version
-    from matrix.site.pages import flaky_mark
+    from matrix.markup import flaky_mark
 
     current = Row(family="f", sdk_version="1", cli_version="1", probe="handshake", outcome="compatible",
                   harness_version=rules_version("handshake"))

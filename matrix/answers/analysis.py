@@ -14,7 +14,7 @@ from matrix.ecosystems import Run, get
 from matrix.families.registry import FAMILIES
 from matrix.model import Outcome
 from matrix.probes.verdict import LEFT_RUNNING
-from matrix.versions import sort_key
+from matrix.versions import sorted_versions
 
 __all__ = ["Range", "after_stop_text", "handshake", "leak_ranges", "leaves_running", "pin_lines", "ranges",
            "working_ranges"]
@@ -52,14 +52,6 @@ def handshake(frame: pd.DataFrame, family: str | None = None) -> pd.DataFrame:
     if family is not None:
         sub = sub[sub["family"] == family]
     return sub
-
-
-def sorted_versions(values: pd.Series | list[str]) -> list[str]:
-    return sorted(set(values), key=sort_key)
-
-
-def sort_by_version(frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    return frame.sort_values(column, key=lambda s: s.map(sort_key), kind="stable")
 
 
 def ranges(axis: list[str], good: set[str]) -> list[Range]:

@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import WORKS, handshake, sorted_versions
-from matrix.versions import sort_key
+from matrix.answers.analysis import WORKS, handshake
+from matrix.versions import sort_key, sorted_versions
 
 __all__ = ["DriftFinding", "Prediction", "SemverFinding", "cli_protocols", "drift", "predict", "semver_findings"]
 

@@ -22,9 +22,10 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from matrix.answers.analysis import WORKS, handshake, sorted_versions
+from matrix.answers.analysis import WORKS, handshake
 from matrix.errors import UserError
 from matrix.model import Outcome
+from matrix.versions import sorted_versions
 
 __all__ = ["EXIT", "Decision", "Judged", "can_i_ship"]
 

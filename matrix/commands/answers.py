@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 
-from matrix.answers.analysis import handshake, pin_lines, sorted_versions
+from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames, render_text, to_json
 from matrix.answers.ship import can_i_ship
@@ -25,6 +25,7 @@ from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import ROWS_FILE, Store, frame_of, load_frame
+from matrix.versions import sorted_versions
 
 __all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
 

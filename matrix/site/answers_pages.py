@@ -7,12 +7,13 @@ from collections import defaultdict
 
 import pandas as pd
 
-from matrix.answers.analysis import handshake, sorted_versions
+from matrix.answers.analysis import handshake
 from matrix.answers.diff import KINDS, diff_frames
 from matrix.answers.drift import NO_PROTOCOL, DriftFinding, cli_protocols, declared_window, drift, semver_findings
 from matrix.families.registry import FAMILIES
-from matrix.site.pages import badge, esc
+from matrix.markup import badge, esc
 from matrix.site.publish import Snapshot
+from matrix.versions import sorted_versions
 
 __all__ = ["changes_page", "drift_page"]
 

@@ -28,8 +28,9 @@ from matrix.site.answers_pages import changes_page, drift_page
 from matrix.site.compare_pages import compare_slug, compared_families
 from matrix.site.heatmap import save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
-from matrix.site.pages import SiteData, write_pages
+from matrix.site.pages import SiteData
 from matrix.site.publish import roll
+from matrix.site.tree import write_pages
 from matrix.store.dataset import Sources
 from matrix.store.results import frame_of
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from matrix.answers.analysis import WORKS, handshake, sorted_versions
+from matrix.answers.analysis import WORKS, handshake
 from matrix.families.registry import FAMILIES
-from matrix.site.pages import badge, cli_slug, esc, esc_raw, sdk_slug
+from matrix.markup import badge, esc, esc_raw
+from matrix.site.pages import cli_slug, sdk_slug
+from matrix.versions import sorted_versions
 
 __all__ = ["compare_page", "compare_pages", "compare_slug", "compared_families"]
 

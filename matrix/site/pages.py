@@ -5,7 +5,6 @@ elements, so nothing an SDK or CLI printed can become markup on our pages."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from matrix import HARNESS_VERSION, __version__, rules_version
+from matrix import HARNESS_VERSION, __version__
 from matrix.answers.analysis import (
     CONNECTS,
     WORKS,
@@ -23,39 +22,23 @@ from matrix.answers.analysis import (
     handshake,
     leak_ranges,
     pin_lines,
-    sort_by_version,
-    sorted_versions,
     upgrade_advice,
     working_ranges,
 )
 from matrix.ecosystems import get
 from matrix.families.registry import FAMILIES
-from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES, Outcome
+from matrix.markup import badge, esc, esc_raw, flaky_mark
+from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES
 from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT
-from matrix.store.dataset import Sources
 from matrix.store.results import Releases
+from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["SiteData", "write_pages"]
+__all__ = ["SiteData", "cli_page", "cli_slug", "home", "matrix_page", "pins_page", "sdk_page", "sdk_slug",
+           "versions_index", "write"]
 
 EXCERPT = 160
 # Front matter for pages whose tables need the width the table of contents would take.
 _WIDE = ["---", "hide:", "  - toc", "---", ""]
-
-
-def esc(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):  # NaN
-        return ""
-    return html.escape(str(value), quote=True)
-
-
-def esc_raw(value: Any) -> str:
-    """The text of a possibly-missing value, not yet escaped."""
-    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
-
-
-def badge(outcome: str) -> str:
-    colour = OUTCOME_INFO[Outcome(outcome)][0]
-    return f'<span class="cm-badge cm-{esc(outcome)}" style="background:{colour}">{esc(outcome)}</span>'
 
 
 def _num(value: Any) -> str:
@@ -107,21 +90,6 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
     return "\n".join(out)
 
 
-def flaky_mark(row: Any) -> str:
-    """A cell whose outcome differed between repeats says so, with every outcome seen; a cell
-    measured by older rules of its probe (or only as a harness error) says it is stale."""
-    marks = ""
-    if getattr(row, "flaky", False) is True:
-        seen = " / ".join(str(o) for o in (getattr(row, "repeats", None) or []))
-        marks += f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
-    version = str(getattr(row, "harness_version", "") or "")
-    current = rules_version(str(getattr(row, "probe", "")))
-    if version and (version != current or getattr(row, "outcome", "") == "harness-error"):
-        marks += (f' <span class="cm-stale" title="measured by the rules of harness {esc(version)}, now {esc(current)}'
-                  ': `compat-matrix run --stale` measures it again">stale</span>')
-    return marks
-
-
 def legend() -> str:
     parts = []
     for title, outcomes in (("Handshake cells", HANDSHAKE_OUTCOMES), ("Tolerance checks", TOLERANCE_OUTCOMES),
@@ -149,7 +117,7 @@ def counts_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _write(path: Path, text: str) -> None:
+def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:  # unchanged pages keep their mtime
         path.write_text(text)
@@ -445,46 +413,3 @@ def pins_page(data: SiteData) -> str:
                          f"{_cell_pins(pin_lines(data.frame, family, cli=cli, leaky=True), '')} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> list[Path]:
-    """Write every generated page under ``docs``; returns the files written."""
-    written: list[Path] = []
-
-    def put(rel: str, text: str) -> None:
-        _write(docs / rel, text)
-        written.append(docs / rel)
-
-    put("index.md", home(data))
-    families = sorted(handshake(data.frame)["family"].unique())
-    from matrix.site.compare_pages import compare_pages
-
-    compared = compare_pages(data.frame)
-    side_by_side = [f"- [{rel.removeprefix('matrix/').removesuffix('.md')}]({rel.removeprefix('matrix/')}): "
-                    "the SDK families against the same CLI versions" for rel in compared]
-    put("matrix/index.md", "# Matrices\n\n" + "\n".join([*(f"- [{f}]({f}.md)" for f in families), *side_by_side])
-        + "\n")
-    for rel, text in compared.items():
-        put(rel, text)
-    for family in families:
-        put(f"matrix/{family}.md", matrix_page(data, family))
-        sub = handshake(data.frame, family)
-        for sdk in sorted_versions(sub["sdk_version"]):
-            put(f"versions/{family}/{sdk_slug(sdk)}.md", sdk_page(data, family, sdk))
-        for cli in sorted_versions(sub["cli_version"]):
-            put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
-    put("versions/index.md", versions_index(data))
-    put("pins.md", pins_page(data))
-    sources = sources or Sources(docs)
-    own: dict[str, str] = {}
-    for family in FAMILIES.values():  # each family's pages of its own (tolerance, Cosmo's promises)
-        own.update(family.pages(data.frame, sources))
-    for rel, text in own.items():
-        put(rel, text)
-    # Pages of versions no longer in the results must not stay published.
-    keep = set(written)
-    for folder in ("matrix", "versions", *sorted({rel.split("/", 1)[0] for rel in own if "/" in rel})):
-        for stale in (docs / folder).rglob("*.md"):
-            if stale not in keep:
-                stale.unlink()
-    return written

@@ -9,11 +9,11 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import sort_by_version, sorted_versions
 from matrix.families.copilot.shim import RULES
 from matrix.families.registry import FAMILIES
-from matrix.site.pages import badge, esc, esc_raw, flaky_mark
+from matrix.markup import badge, esc, esc_raw, flaky_mark
 from matrix.store.dataset import Sources
+from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["tolerance_pages"]
 

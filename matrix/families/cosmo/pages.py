@@ -10,13 +10,13 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import sort_by_version, sorted_versions
 from matrix.families.cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
 from matrix.families.registry import FAMILIES
-from matrix.site.pages import badge, esc, esc_raw, flaky_mark
+from matrix.markup import badge, esc, esc_raw, flaky_mark
 from matrix.store.dataset import Sources
 from matrix.store.results import Releases
+from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["STANDIN_CHECKS", "cosmo_pages", "standin_frame"]
 
