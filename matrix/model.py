@@ -3,11 +3,15 @@ and the one outcome vocabulary, used in code, data, site and exit codes."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["HANDSHAKE_OUTCOMES", "NO_CLI", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell",
-           "CellSettings", "Outcome"]
+           "CellSettings", "Outcome", "Row"]
 
 
 class Outcome(StrEnum):
@@ -109,3 +113,53 @@ class CellSettings:
     grace: float
     dead_cli: float | None = None
     leak: float = 5.0
+
+
+SCHEMA = 1  # a row's format; fields are only ever added, with defaults
+
+
+class Row(BaseModel):
+    """One measured cell, as stored (one JSON object per line), exported and shown. Validation
+    and JSON live here: a stored line that does not fit is refused with what is wrong."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: str
+    sdk_version: str
+    cli_version: str
+    probe: str
+    outcome: str
+    mutation: str = ""
+    protocol: int | None = None
+    observed_cli_version: str | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    message_names_versions: bool | None = None
+    message_actionable: bool | None = None
+    seconds: float = 0.0
+    start_seconds: float | None = None
+    calls_seconds: float | None = None
+    stop_seconds: float | None = None
+    sdk_declared: dict[str, Any] = Field(default_factory=dict)
+    node_runtime: str | None = None
+    leftovers_killed: list[str] = Field(default_factory=list)
+    # Handshakes: seconds after stop() returned until every process the SDK started was gone
+    # (None: not measured, or something outlived the wait), and what outlived it.
+    exit_after_stop_seconds: float | None = None
+    leaked: list[str] = Field(default_factory=list)
+    wrong_cli: bool = False
+    # Measured more than once (run --repeat N): every outcome seen, and whether they differed.
+    repeats: list[str] = Field(default_factory=list)
+    flaky: bool = False
+    detail: dict[str, Any] = Field(default_factory=dict)
+    harness_version: str = ""
+    measured_at: str = ""
+    host: str = ""
+    schema_: int = Field(default=SCHEMA, alias="schema")
+
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
+
+    def to_json(self) -> str:
+        """One line, keys sorted: the stored form."""
+        return json.dumps(self.model_dump(by_alias=True), sort_keys=True, ensure_ascii=False, default=str)

@@ -13,8 +13,9 @@ from matrix.answers.diff import diff_frames
 from matrix.answers.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
 from matrix.answers.ship import can_i_ship
 from matrix.commands.cli import main
+from matrix.model import Row
 from matrix.site.publish import roll
-from matrix.store.results import Row, Store, load_frame
+from matrix.store.results import Store, load_frame
 
 EXACT_2 = {"SDK_PROTOCOL_VERSION": 2}
 RANGE_2_3 = {"SDK_PROTOCOL_VERSION": 3, "MIN_PROTOCOL_VERSION": 2}

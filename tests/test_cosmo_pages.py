@@ -7,8 +7,9 @@ from pathlib import Path
 
 from matrix.families.cosmo.checks import CHECKS, STANDIN_VERSION
 from matrix.families.cosmo.pages import cosmo_pages
+from matrix.model import Row
 from matrix.store.dataset import Sources
-from matrix.store.results import Row, Store, load_frame
+from matrix.store.results import Store, load_frame
 
 EVIL = "<script>alert(1)</script>"
 

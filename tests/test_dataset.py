@@ -13,8 +13,9 @@ import pytest
 
 from matrix.answers.verify import Check, agreement, sample
 from matrix.execute.lock import Locked, holding
+from matrix.model import Row
 from matrix.store.dataset import Dataset, Sources, row_file, scrub
-from matrix.store.results import Row, Store, save_releases
+from matrix.store.results import Store, save_releases
 
 RELEASES = {"copilot-python": {"sdk": {"1.0.0": "2026-01-01T00:00:00Z", "1.0.1": "2026-03-01T00:00:00Z"},
                                "cli": {"1.0.60": "2026-02-01T00:00:00Z", "1.0.61": "2026-04-01T00:00:00Z"}}}

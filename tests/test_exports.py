@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from matrix.answers.report import REPORT_COLUMNS, records, to_csv, to_json
-from matrix.store.results import Row
+from matrix.model import Row
+from matrix.store.results import frame_of
 
 DATA_PAGE = Path(__file__).parent.parent / "docs" / "data.md"
 
@@ -43,7 +44,7 @@ def rows() -> pd.DataFrame:
             error_message="SDK expects version 1, but server reports version 3", message_names_versions=True,
             message_actionable=False, repeats=["refused", "refused"], **base),
     ]
-    return pd.DataFrame([r.__dict__ for r in made])
+    return frame_of(made)
 
 
 _CHECKS: dict[str, Any] = {

@@ -13,9 +13,10 @@ import pytest
 
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
+from matrix.model import Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
-from matrix.store.results import Row, Store
+from matrix.store.results import Store
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,9 @@ import pytest
 from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.families.copilot.cli import Runtime, RuntimeSource
 from matrix.families.copilot.node.sdk import prepare_node_sdk
+from matrix.model import Row
 from matrix.site.compare_pages import compare_page, compared_families
-from matrix.store.results import Row, Store, load_frame
+from matrix.store.results import Store, load_frame
 
 NODE = shutil.which("node")
 

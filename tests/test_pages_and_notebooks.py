@@ -6,10 +6,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from matrix.model import Row
 from matrix.site.notebooks import NotebookError, execute
 from matrix.site.pages import SiteData, cli_page, long_table, sdk_page
 from matrix.store.dataset import Sources
-from matrix.store.results import Row, Store, load_frame
+from matrix.store.results import Store, load_frame
 
 EVIL = "<script>alert(1)</script> & <b>x</b>"
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from matrix.families.copilot.python.contract import judge
 from matrix.families.copilot.shim import RULES
+from matrix.model import Row
 from matrix.pipeline.planning import Resolved
 from matrix.pipeline.runner import NO_CLI
-from matrix.store.results import Row
 
 
 def row(sdk: str, cli: str, outcome: str) -> Row:

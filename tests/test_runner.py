@@ -4,9 +4,10 @@ from pathlib import Path
 
 from matrix import HARNESS_VERSION
 from matrix.execute import proc
+from matrix.model import Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner, order, pending
-from matrix.store.results import Row, Store, is_stale
+from matrix.store.results import Store, is_stale
 
 
 def row(sdk: str, outcome: str, harness: str = HARNESS_VERSION) -> Row:

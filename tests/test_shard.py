@@ -9,10 +9,11 @@ import pytest
 
 from matrix.commands.cli import main
 from matrix.errors import UserError
+from matrix.model import Row
 from matrix.pipeline.planning import Resolved, only_new
 from matrix.pipeline.runner import Cell
 from matrix.pipeline.shard import Shard, merge, parse_shard
-from matrix.store.results import Row, Store, load_frame, load_releases, save_releases
+from matrix.store.results import Store, load_frame, load_releases, save_releases
 
 SDKS = ["0.1.10", "0.1.15", "0.2.3", "1.0.0", "1.0.4", "1.0.27", "0.3.0"]
 RESOLVED = Resolved("copilot-python", SDKS, ["1.0.60", "1.0.102"], ["handshake"], [], [])

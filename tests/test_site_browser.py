@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from matrix.model import Row
 from matrix.site.build import build_site
-from matrix.store.results import Row, Store, load_frame
+from matrix.store.results import Store, load_frame
 
 ROOT = Path(__file__).parent.parent
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")

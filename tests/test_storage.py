@@ -16,7 +16,8 @@ import pytest
 from matrix.execute.storage import StorageError, ensure_room, write_atomic
 from matrix.families.copilot import shim
 from matrix.families.copilot.shim import encode
-from matrix.store.results import ROWS_FILE, Row, Store
+from matrix.model import Row
+from matrix.store.results import ROWS_FILE, Store
 
 
 def row(n: int) -> Row:

@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from matrix.store.results import ROWS_FILE, Row, Store, load_frame
+from matrix.model import Row
+from matrix.store.results import ROWS_FILE, Store, load_frame
 
 
 def row(sdk: str = "1.0.0", cli: str = "1.0.102", outcome: str = "compatible", **kw) -> Row:
@@ -70,7 +71,7 @@ def test_repair_before_a_run(tmp_path: Path) -> None:
 
 def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / ROWS_FILE
-    good = json.dumps(row().__dict__)
+    good = row().to_json()
     path.write_text(good + "\nnot json at all\n" + json.dumps({"unexpected": 1}) + "\n")
     rows, warnings = Store(tmp_path).read()
     assert len(rows) == 1

@@ -8,8 +8,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 
-from matrix.model import Outcome
-from matrix.store.results import Row
+from matrix.model import Outcome, Row
 
 __all__ = ["Check", "agreement", "sample"]
 

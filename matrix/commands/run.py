@@ -11,12 +11,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from matrix.answers.report import print_report
-from matrix.model import OUTCOME_INFO, Outcome
+from matrix.model import OUTCOME_INFO, Outcome, Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.shard import parse_shard
 from matrix.pipeline.workflow import RunRequest, execute
 from matrix.store.dataset import Dataset, Sources
-from matrix.store.results import Row
 
 __all__ = ["cmd_run"]
 

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from matrix.execute import proc
 from matrix.execute.environment import Environment
 from matrix.execute.forkserver import ForkServers
-from matrix.model import Cell, CellSettings
-from matrix.store.results import Row
+from matrix.model import Cell, CellSettings, Row
 
 if TYPE_CHECKING:
     import pandas as pd

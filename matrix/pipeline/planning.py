@@ -9,10 +9,10 @@ from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
 from matrix.families.base import Planning
 from matrix.families.registry import FAMILIES
-from matrix.model import Cell
+from matrix.model import Cell, Row
 from matrix.pipeline.config import Plan, Selection
 from matrix.pipeline.shard import Shard
-from matrix.store.results import Releases, Row
+from matrix.store.results import Releases
 from matrix.versions import Release, apply_selection
 
 __all__ = ["Resolved", "only_new", "phases", "resolve"]

@@ -18,7 +18,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,9 +32,9 @@ from matrix.execute.scratch import Scratch
 from matrix.execute.storage import StorageError
 from matrix.families.base import Family
 from matrix.families.registry import FAMILIES
-from matrix.model import NO_CLI, Cell, CellSettings, Outcome
+from matrix.model import NO_CLI, Cell, CellSettings, Outcome, Row
 from matrix.pipeline.config import Plan
-from matrix.store.results import Row, Store, is_stale
+from matrix.store.results import Store, is_stale
 from matrix.versions import sort_key
 
 __all__ = ["NO_CLI", "Cell", "Runner", "pending"]
@@ -172,7 +171,7 @@ class Runner:
         row = rows[-1]
         if repeat > 1:
             seen = [r.outcome for r in rows]
-            row = replace(row, repeats=seen, flaky=len(set(seen)) > 1)
+            row = row.model_copy(update={"repeats": seen, "flaky": len(set(seen)) > 1})
         return self._record(row)
 
     def _environments(self, cell: Cell) -> tuple[Environment, Environment | None]:
@@ -281,7 +280,8 @@ class Runner:
                 raise  # nowhere to keep what is measured: the run ends, cells in flight are not recorded
             except Exception as err:  # our bug: this cell says so, the others are still measured
                 row = self._infra_row(cell, Outcome.HARNESS_ERROR, "harness", err)
-                row = replace(row, detail={**row.detail, "traceback": traceback.format_exc()[-4000:]})
+                trace = traceback.format_exc()[-4000:]
+                row = row.model_copy(update={"detail": {**row.detail, "traceback": trace}})
                 return self._record(row)
             finally:
                 uses.finished(keys)

@@ -16,13 +16,13 @@ from matrix.ecosystems.discovery import Discovery
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
-from matrix.model import Cell, Outcome
+from matrix.model import Cell, Outcome, Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved, only_new, phases, resolve
 from matrix.pipeline.runner import Runner, pending
 from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Dataset, Sources
-from matrix.store.results import Row, Store, save_releases
+from matrix.store.results import Store, save_releases
 
 __all__ = ["EXIT_INFRA", "STEPS", "Reporter", "RunRequest", "RunState", "execute"]
 

@@ -10,12 +10,13 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from matrix.store.results import ROWS_FILE, Row, load_frame
+from matrix.model import Row
+from matrix.store.results import ROWS_FILE, load_frame
 
 __all__ = ["Snapshot", "roll"]
 
@@ -48,7 +49,7 @@ def _stamp(directory: Path) -> dict[str, str]:
 
 def roll(results: Path, rows: list[Row], generated_at: str) -> Snapshot | None:
     """Record ``rows`` as published (under ``results``); return the previous distinct publish, if any."""
-    text = "".join(json.dumps(asdict(r), sort_keys=True, default=str) + "\n"
+    text = "".join(r.to_json() + "\n"
                    for r in sorted(rows, key=Row.key)).encode()
     published, previous = results / "published", results / "previous"
     if _stamp(published).get("sha256") != hashlib.sha256(text).hexdigest():

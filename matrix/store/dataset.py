@@ -21,7 +21,7 @@ import gzip
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ import pandas as pd
 
 from matrix.execute.redaction import scrub_paths
 from matrix.execute.storage import write_atomic, writing
-from matrix.store.results import RELEASES_FILE, ROWS_FILE, Releases, Row, Store, frame_of, load_releases, parse_row
+from matrix.model import Row
+from matrix.store.results import RELEASES_FILE, ROWS_FILE, Releases, Store, frame_of, load_releases, parse_row
 from matrix.versions import sort_key
 
 __all__ = ["DATA_ENV", "DATA_SCHEMA", "RESULTS_ENV", "Dataset", "FoldReport", "Sources", "row_file", "scrub"]
@@ -54,9 +55,9 @@ def scrub(row: Row) -> Row:
             return {k: clean(v) for k, v in value.items()}
         return value
 
-    data = {k: clean(v) for k, v in asdict(row).items()}
+    data = {k: clean(v) for k, v in row.model_dump(by_alias=True).items()}
     data["host"] = ""
-    return Row(**data)
+    return Row.model_validate(data)
 
 
 def _date(releases: Releases, family: str, side: str, version: str) -> str:
@@ -76,7 +77,7 @@ def row_file(row: Row, releases: Releases) -> str:
 
 
 def _line(row: Row) -> str:
-    return json.dumps(asdict(row), sort_keys=True, ensure_ascii=False, default=str)
+    return row.to_json()
 
 
 def _cell_order(row: Row) -> tuple[Any, ...]:

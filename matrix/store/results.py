@@ -12,77 +12,28 @@ import errno
 import json
 import os
 import threading
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from matrix import rules_version
 from matrix.errors import UserError
 from matrix.execute.storage import write_atomic, writing
+from matrix.model import Row
 
-__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Row", "Store", "frame_of", "is_stale", "load_frame",
+__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Store", "frame_of", "is_stale", "load_frame",
            "load_releases", "parse_row", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
 # Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
 RELEASES_FILE = "releases.json"
-SCHEMA = 1
 _CHUNK = 65536
 KEPT = "every whole row stored so far is kept"
 
 
-@dataclass(frozen=True)
-class Row:
-    family: str
-    sdk_version: str
-    cli_version: str
-    probe: str
-    outcome: str
-    mutation: str = ""
-    protocol: int | None = None
-    observed_cli_version: str | None = None
-    error_type: str | None = None
-    error_message: str | None = None
-    message_names_versions: bool | None = None
-    message_actionable: bool | None = None
-    seconds: float = 0.0
-    start_seconds: float | None = None
-    calls_seconds: float | None = None
-    stop_seconds: float | None = None
-    sdk_declared: dict[str, Any] = field(default_factory=dict)
-    node_runtime: str | None = None
-    leftovers_killed: list[str] = field(default_factory=list)
-    # Handshakes: seconds after stop() returned until every process the SDK started was gone
-    # (None: not measured, or something outlived the wait), and what outlived it.
-    exit_after_stop_seconds: float | None = None
-    leaked: list[str] = field(default_factory=list)
-    wrong_cli: bool = False
-    # Measured more than once (run --repeat N): every outcome seen, and whether they differed.
-    repeats: list[str] = field(default_factory=list)
-    flaky: bool = False
-    detail: dict[str, Any] = field(default_factory=dict)
-    harness_version: str = ""
-    measured_at: str = ""
-    host: str = ""
-    schema: int = SCHEMA
-
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
-
-
-_FIELDS = {f.name for f in fields(Row)}
-
-
 def parse_row(line: str) -> Row:
-    data = json.loads(line)
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    unknown = set(data) - _FIELDS
-    if unknown:
-        raise ValueError(f"unknown fields {sorted(unknown)}")
-    return Row(**data)
+    """One stored line as a row; ``ValueError`` (pydantic's ``ValidationError``) names what is wrong."""
+    return Row.model_validate_json(line)
 
 
 class Store:
@@ -109,7 +60,7 @@ class Store:
     def append(self, row: Row) -> None:
         """One whole row, or nothing: a write the disk refuses is rolled back to the last
         whole line and ends the run (``StorageError``)."""
-        line = (json.dumps(asdict(row), sort_keys=True, default=str) + "\n").encode()
+        line = (row.to_json() + "\n").encode()
         with self._lock, writing(self.path, KEPT):
             if not self._began:  # later, a directory that vanished is an error, never made anew
                 self.directory.mkdir(parents=True, exist_ok=True)
@@ -187,9 +138,10 @@ def is_stale(row: Row) -> bool:
 
 def frame_of(rows: list[Row]) -> pd.DataFrame:
     """Rows as one DataFrame, one row per cell, every column present even when empty."""
-    columns = [f.name for f in fields(Row)]
-    # A shallow copy per row: asdict's deep copy of every detail dict cost seconds on a whole history.
-    return pd.DataFrame([{c: getattr(r, c) for c in columns} for r in rows], columns=columns)
+    names = {name: f.alias or name for name, f in Row.model_fields.items()}
+    # A shallow copy per row: a deep copy of every detail dict costs seconds on a whole history.
+    return pd.DataFrame([{col: getattr(r, name) for name, col in names.items()} for r in rows],
+                        columns=list(names.values()))
 
 
 def load_frame(directory: Path) -> tuple[pd.DataFrame, list[str]]:

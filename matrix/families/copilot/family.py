@@ -21,9 +21,8 @@ from matrix.families.base import Context, Family, MakeEnv, Planning
 from matrix.families.copilot.cli import CliInstall, Runtime, RuntimeSource, prepare_cli, self_reported_version
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.shim import RULES
-from matrix.model import NO_CLI, Cell
+from matrix.model import NO_CLI, Cell, Row
 from matrix.probes.verdict import LEFT_RUNNING
-from matrix.store.results import Row
 from matrix.versions import sort_key
 
 if TYPE_CHECKING:

@@ -16,10 +16,9 @@ from matrix.execute.forkserver import ForkServers
 from matrix.execute.redaction import process_label, redact, strip_paths
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.model import Outcome
+from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop, grade_message
-from matrix.store.results import Row
 
 __all__ = ["HandshakeCell", "build_row", "redact"]
 

@@ -11,10 +11,9 @@ from matrix.families.copilot.agent_run import AgentCommand, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.tolerance_verdict import classify_tolerance, injected_answer, shim_applied, transcript_cut
-from matrix.model import Outcome
+from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
-from matrix.store.results import Row
 
 __all__ = ["run_tolerance", "transcript_path"]
 

@@ -14,8 +14,7 @@ from matrix.execute.environment import Environment
 from matrix.families.base import Context, Family, MakeEnv, Planning
 from matrix.families.cosmo.checks import SET_PREFIX, STANDIN_VERSION, check_for_set, checks_of, declared_sets
 from matrix.families.cosmo.probe import run_cosmo
-from matrix.model import Cell
-from matrix.store.results import Row
+from matrix.model import Cell, Row
 
 if TYPE_CHECKING:
     import pandas as pd

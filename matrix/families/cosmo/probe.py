@@ -22,9 +22,8 @@ from matrix.families.cosmo import background
 from matrix.families.cosmo.checks import SET_PREFIX, set_frames, set_target
 from matrix.families.cosmo.standin import Scenario
 from matrix.families.cosmo.verdicts import judge
-from matrix.model import Cell, CellSettings
+from matrix.model import Cell, CellSettings, Row
 from matrix.probes.report import parse_report
-from matrix.store.results import Row
 
 __all__ = ["PATHS", "SCENARIOS", "run_cosmo", "scenario_for", "standin_log_path"]
 

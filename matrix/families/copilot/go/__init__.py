@@ -13,8 +13,7 @@ from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.copilot.go.measure import run_go_handshake, run_go_tolerance
 from matrix.families.copilot.handshake import HandshakeCell
-from matrix.model import Cell
-from matrix.store.results import Row
+from matrix.model import Cell, Row
 
 __all__ = ["CopilotGo", "family"]
 

@@ -13,10 +13,9 @@ from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.handshake_verdict import classify_handshake
 from matrix.families.copilot.tolerance import run_tolerance
-from matrix.model import Outcome
+from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
-from matrix.store.results import Row
 
 __all__ = ["compile_error_row", "run_go_handshake", "run_go_tolerance"]
 

@@ -13,8 +13,7 @@ from matrix.families.copilot.family import CopilotFamily, runtimes
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.node.measure import run_node_handshake, run_node_tolerance
 from matrix.families.copilot.node.sdk import NodeSdk, prepare_node_sdk
-from matrix.model import Cell
-from matrix.store.results import Row
+from matrix.model import Cell, Row
 
 __all__ = ["CopilotNode", "family"]
 

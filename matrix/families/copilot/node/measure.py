@@ -13,7 +13,7 @@ from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.handshake_verdict import classify_handshake
 from matrix.families.copilot.node.sdk import AGENTS, NodeSdk
 from matrix.families.copilot.tolerance import run_tolerance
-from matrix.store.results import Row
+from matrix.model import Row
 
 __all__ = ["run_node_handshake", "run_node_tolerance"]
 

@@ -14,8 +14,7 @@ from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.python.contract import run_python_contract
 from matrix.families.copilot.python.measure import run_python_handshake, run_python_tolerance
-from matrix.model import Cell
-from matrix.store.results import Row
+from matrix.model import Cell, Row
 
 __all__ = ["CopilotPython", "family"]
 

@@ -13,7 +13,7 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.handshake_verdict import classify_handshake
 from matrix.families.copilot.python.measure import AGENTS
-from matrix.store.results import Row
+from matrix.model import Row
 
 __all__ = ["PROMPT_SECONDS", "run_python_contract"]
 

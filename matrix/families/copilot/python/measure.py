@@ -10,7 +10,7 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.handshake_verdict import classify_handshake
 from matrix.families.copilot.tolerance import run_tolerance
-from matrix.store.results import Row
+from matrix.model import Row
 
 __all__ = ["AGENTS", "run_python_handshake", "run_python_tolerance"]
 
