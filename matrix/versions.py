@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache, total_ordering
 from typing import Any
 
@@ -18,6 +17,7 @@ import pandas as pd
 import semver
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+from pydantic.dataclasses import dataclass
 
 from matrix.errors import ConfigError, UnknownVersionError
 
@@ -33,7 +33,7 @@ SELECTOR_HELP = (
 )
 
 
-@dataclass(frozen=True, order=False)
+@dataclass(frozen=True)
 class Release:
     version: str
     released_at: str | None  # ISO 8601 upload time, as the registry reports it

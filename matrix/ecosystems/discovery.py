@@ -14,11 +14,12 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
 from pathlib import Path
 
 import httpx
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from pydantic import TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
 
 from matrix.ecosystems import get
 from matrix.ecosystems.gotool import go_command
@@ -142,6 +143,17 @@ def fetch_go(module: str, candidates: Sequence[str] = ()) -> tuple[list[Release]
 FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm}
 
 
+@dataclass(frozen=True)
+class CachedList:
+    """A registry's release list as cached, with when it was asked."""
+
+    fetched_at: float
+    releases: list[Release]
+
+
+_CACHED = TypeAdapter(CachedList)
+
+
 class Discovery:
     """Cached release lists: fresh within ``ttl`` seconds; a stale list is used (and said)
     when the registry cannot be reached, so an offline rerun works."""
@@ -180,11 +192,12 @@ class Discovery:
         return fresh
 
     def _load(self, path: Path) -> tuple[float, list[Release]] | None:
+        """A cached list, validated; anything that does not fit is no cache (asked again)."""
         try:
-            data = json.loads(path.read_text())
-            return float(data["fetched_at"]), [Release(**r) for r in data["releases"]]
-        except (OSError, ValueError, KeyError, TypeError):
+            cached = _CACHED.validate_json(path.read_bytes())
+        except (OSError, ValidationError):
             return None
+        return cached.fetched_at, cached.releases
 
     def _store(self, path: Path, releases: list[Release]) -> None:
-        write_atomic(path, json.dumps({"fetched_at": time.time(), "releases": [asdict(r) for r in releases]}))
+        write_atomic(path, _CACHED.dump_json(CachedList(time.time(), releases)))

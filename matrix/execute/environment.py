@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +24,7 @@ from matrix.errors import InfraError, UninstallableError
 from matrix.execute import proc
 from matrix.execute.cache import dir_size, locked
 from matrix.execute.sandbox import install_env
+from matrix.execute.storage import write_atomic
 
 __all__ = ["NO_SPACE", "Environment", "evict", "last_error_line", "make_env", "tool_version", "with_retries"]
 
@@ -117,11 +116,9 @@ class Environment:
         self._write_info(info)
 
     def _write_info(self, info: dict[str, object]) -> None:
-        # Readers without the lock see all of it or nothing; a writer's own temporary name
+        # Readers without the lock see all of it or nothing; each writer's own temporary file
         # keeps two writers (an install and a cell adding bytes) apart.
-        tmp = self._fp_file.with_name(f"{FINGERPRINT}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(info, indent=1))
-        tmp.replace(self._fp_file)
+        write_atomic(self._fp_file, json.dumps(info, indent=1))
 
     @contextmanager
     def in_use(self) -> Iterator[None]:

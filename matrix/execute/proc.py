@@ -1,7 +1,8 @@
 """Run one subprocess to completion or deadline, and leave nothing of it alive.
 
-Stdlib only; everything that spawns a process goes through ``run``. The child gets its own
-session (so its process group holds the grandchildren: the CLI an SDK spawns), closed stdin,
+Stdlib and psutil (processes, their groups and environments) only; everything that spawns
+a process goes through ``run``. The child gets its own session (so its process group holds
+the grandchildren: the CLI an SDK spawns), closed stdin,
 output to files (a grandchild holding a pipe open cannot block us), a deadline, then
 TERM -> grace -> KILL of the whole group. Processes that left the group (setsid daemons)
 are found afterwards by a marker variable in their environment and killed too.
@@ -18,10 +19,12 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
+
+import psutil
 
 __all__ = ["MARKER_VAR", "Child", "Reaper", "Request", "Result", "Spawn", "find_marked", "harness_python", "kill_group",
            "run"]
@@ -106,38 +109,22 @@ def _signal_pid(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-def _procs() -> Iterator[tuple[int, Path]]:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            yield int(entry.name), entry
+def _command(p: psutil.Process) -> str:
+    cmd = " ".join(p.cmdline()).strip()
+    # An exiting process has an empty command line; its name is still known.
+    return cmd or f"[{p.name()}]"
 
 
-def _stat(entry: Path) -> tuple[str, int] | None:
-    """(state, pgid) of a process, or None if it is gone."""
-    try:
-        raw = (entry / "stat").read_text()
-    except OSError:
-        return None
-    # comm may contain spaces and parentheses: split after the last ')'.
-    rest = raw[raw.rfind(")") + 2 :].split()
-    return rest[0], int(rest[2])
-
-
-def _cmdline(entry: Path) -> str:
-    try:
-        cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        # An exiting process has an empty cmdline; its name is still in comm.
-        return cmd or f"[{(entry / 'comm').read_text().strip()}]"
-    except OSError:
-        return "?"
+def _live(p: psutil.Process) -> bool:
+    return p.status() != psutil.STATUS_ZOMBIE
 
 
 def _group_members(pgid: int) -> list[tuple[int, str]]:
     found = []
-    for pid, entry in _procs():
-        st = _stat(entry)
-        if st and st[1] == pgid and st[0] != "Z":
-            found.append((pid, _cmdline(entry)))
+    for p in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(p.pid) == pgid and _live(p):
+                found.append((p.pid, _command(p)))
     return found
 
 
@@ -150,20 +137,15 @@ def new_marker() -> str:
 def marked_processes() -> list[tuple[int, str, str]]:
     """(pid, marker, command) of every live process but this one whose environment carries
     a cell marker."""
-    prefix = f"{MARKER_VAR}=".encode()
     me = os.getpid()
     found = []
-    for pid, entry in _procs():
-        if pid == me:
+    for p in psutil.process_iter():
+        if p.pid == me:
             continue
-        try:
-            env = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        markers = [item[len(prefix):] for item in env.split(b"\0") if item.startswith(prefix)]
-        st = _stat(entry)
-        if markers and st and st[0] != "Z":
-            found.append((pid, markers[0].decode(errors="replace"), _cmdline(entry)))
+        with contextlib.suppress(psutil.Error, OSError):
+            marker = p.environ().get(MARKER_VAR)
+            if marker and _live(p):
+                found.append((p.pid, marker, _command(p)))
     return found
 
 
@@ -213,8 +195,10 @@ def _sweep(pgid: int, marker: str | None, grace: float) -> tuple[str, ...]:
 
 
 def _alive(pid: int) -> bool:
-    st = _stat(Path(f"/proc/{pid}"))
-    return st is not None and st[0] != "Z"
+    try:
+        return _live(psutil.Process(pid))
+    except psutil.Error:
+        return False
 
 
 def _read(f: IO[bytes]) -> str:

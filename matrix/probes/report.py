@@ -1,4 +1,4 @@
-"""The versioned JSON document every agent prints, parsed into frozen dataclasses.
+"""The versioned JSON document every agent prints, validated into frozen (pydantic) dataclasses.
 
 Agents run inside the SDK's own environment and may be any language; they print exactly
 one line starting with ``AGENT_REPORT_PREFIX`` followed by the JSON document. A missing or
@@ -8,8 +8,11 @@ corrupt document is its own status (never a pass).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
 
 __all__ = ["AGENT_REPORT_PREFIX", "AgentReport", "ErrorInfo", "Step", "parse_report"]
 
@@ -54,45 +57,34 @@ class AgentReport:
         return next((s for s in self.steps if s.name == name), None)
 
 
-def _error(raw: Any) -> ErrorInfo | None:
-    if not raw:
-        return None
-    return ErrorInfo(type=str(raw.get("type", "")), message=str(raw.get("message", "")),
-                     module=str(raw.get("module", "")), traceback=str(raw.get("traceback", "")),
-                     timeout=bool(raw.get("timeout", False)))
-
-
 _KNOWN = {"schema", "steps", "sdk_name", "sdk_version", "declared", "api", "negotiated_protocol",
           "observed_cli_version", "launched", "warnings", "harness_error"}
+_REPORT = TypeAdapter(AgentReport)
+
+
+def _present(step: dict[str, Any]) -> dict[str, Any]:
+    """A step as reported, without what an agent left empty (a null, an empty error)."""
+    out = {k: v for k, v in step.items() if v is not None}
+    if not out.get("error"):
+        out.pop("error", None)
+    else:
+        out["error"] = {k: v for k, v in out["error"].items() if v is not None}
+    return out
 
 
 def parse_report(stdout: str) -> AgentReport | None:
-    """The last report line in ``stdout``, or None when there is none or it is corrupt."""
+    """The last report line in ``stdout``, or None when there is none, it is corrupt, or it
+    does not fit the protocol (pydantic validates it; what an agent adds beyond the shared
+    keys is kept in ``extra``)."""
     lines = [ln for ln in stdout.splitlines() if ln.startswith(AGENT_REPORT_PREFIX)]
     if not lines:
         return None
     try:
         data = json.loads(lines[-1][len(AGENT_REPORT_PREFIX):])
-        if data.get("schema") != AGENT_SCHEMA:
+        if not isinstance(data, dict) or data.get("schema") != AGENT_SCHEMA:
             return None
-        steps = tuple(
-            Step(name=str(s["name"]), ok=bool(s["ok"]), seconds=float(s.get("seconds", 0.0)),
-                 error=_error(s.get("error")), result=s.get("result"), skipped=s.get("skipped"))
-            for s in data["steps"]
-        )
-        proto = data.get("negotiated_protocol")
-        return AgentReport(
-            steps=steps,
-            sdk_name=str(data.get("sdk_name", "")),
-            sdk_version=str(data.get("sdk_version", "")),
-            declared=dict(data.get("declared") or {}),
-            api=dict(data.get("api") or {}),
-            negotiated_protocol=int(proto) if proto is not None else None,
-            observed_cli_version=data.get("observed_cli_version"),
-            launched=list(data.get("launched") or []),
-            warnings=tuple(str(w) for w in data.get("warnings") or ()),
-            harness_error=data.get("harness_error"),
-            extra={k: v for k, v in data.items() if k not in _KNOWN},
-        )
-    except (ValueError, KeyError, TypeError, AttributeError):
+        shared = {k: v for k, v in data.items() if k in _KNOWN and k != "schema" and v is not None}
+        shared["steps"] = [_present(s) for s in data["steps"]]
+        return _REPORT.validate_python({**shared, "extra": {k: v for k, v in data.items() if k not in _KNOWN}})
+    except (ValueError, ValidationError, AttributeError, TypeError):
         return None

@@ -17,6 +17,7 @@ from nbclient.exceptions import CellExecutionError
 from nbconvert import MarkdownExporter
 
 from matrix.errors import MatrixError
+from matrix.execute.storage import write_atomic
 from matrix.store.dataset import Sources
 
 __all__ = ["NotebookError", "render_notebooks"]
@@ -63,9 +64,7 @@ def execute(path: Path, sources: Sources, cache: Path, timeout: float = 600) -> 
     cache.mkdir(parents=True, exist_ok=True)
     for old in cache.glob(f"{path.stem}-*.ipynb"):
         old.unlink()
-    tmp = cached.with_suffix(".tmp")
-    nbformat.write(nb, tmp)
-    tmp.replace(cached)
+    write_atomic(cached, nbformat.writes(nb))
     return nb, True
 
 
