@@ -16,6 +16,7 @@ from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames, render_text, to_json
 from matrix.answers.ship import can_i_ship
+from matrix.commands.common import sources_of
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
 from matrix.execute import proc
@@ -28,12 +29,6 @@ from matrix.store.results import ROWS_FILE, Store, frame_of, load_frame
 from matrix.versions import sorted_versions
 
 __all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
-
-
-def sources_of(args: argparse.Namespace) -> Sources:
-    """The committed history (``--data``, when it exists) and the local results (``--results``)."""
-    data = Path(getattr(args, "data", None) or "data")
-    return Sources(Path(args.results or "results"), data if Dataset(data).exists() else None)
 
 
 def _frame(sources: Sources) -> pd.DataFrame:

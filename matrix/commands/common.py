@@ -1,0 +1,39 @@
+"""What the commands share: the console for errors and warnings, the plan a config gives,
+and where the rows are read from."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from matrix.families.registry import FAMILIES
+from matrix.pipeline.config import Plan, load_plan
+from matrix.store.dataset import Dataset, Sources
+
+__all__ = ["err_console", "load", "results_of", "sources_of", "warn"]
+
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+def warn(text: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {text}", highlight=False)
+
+
+def load(args: argparse.Namespace) -> Plan:
+    """The plan of ``--config``, checked against the families this installation has."""
+    probes = {name: list(f.probes) for name, f in FAMILIES.items()}
+    return load_plan(Path(args.config), list(FAMILIES), probes, [n for n, f in FAMILIES.items() if f.standin])
+
+
+def results_of(args: argparse.Namespace, plan: Plan | None) -> Path:
+    if args.results:
+        return Path(args.results)
+    return Path(plan.run.results if plan else "results")
+
+
+def sources_of(args: argparse.Namespace) -> Sources:
+    """The committed history (``--data``, when it exists) and the local results (``--results``)."""
+    data = Path(getattr(args, "data", None) or "data")
+    return Sources(Path(args.results or "results"), data if Dataset(data).exists() else None)
