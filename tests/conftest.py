@@ -5,8 +5,32 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from matrix.model import Row
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The checkout: tests read its matrix.toml, docs, notebooks and scripts from here."""
+
+
+def site_root(dest: Path) -> Path:
+    """A copy of the checkout's site sources (mkdocs.yml, the written pages, the notebooks)
+    without its generated pages, to build a site of a test's own results into."""
+    for name in ("docs", "notebooks"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns(
+            "index.md", "matrix", "versions", "assets", "data", "pins.md"))
+    shutil.copy(ROOT / "docs" / "notebooks" / "index.md", dest / "docs" / "notebooks" / "index.md")
+    shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
+    return dest
+
+
+def make_row(sdk: str = "1.0.0", cli: str = "1.0.102", outcome: str = "compatible", *,
+             family: str = "copilot-python", probe: str = "handshake", **fields: Any) -> Row:
+    """One measured cell with only what a test cares about spelled out."""
+    return Row(family=family, sdk_version=sdk, cli_version=cli, probe=probe, outcome=outcome,
+               **fields)
 
 
 @pytest.fixture(autouse=True)

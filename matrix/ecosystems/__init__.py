@@ -1,20 +1,23 @@
 """Package ecosystems: how each registry orders its versions and how its users pin them.
 
-An ecosystem owns its version order (PEP 440 for PyPI, SemVer 2 precedence for npm and Go,
+An ecosystem owns its release listing, its version order (PEP 440 for PyPI, SemVer 2 precedence for npm and Go,
 each through a well-kept library), what counts as a prerelease, the command that installs one
 release, and the syntax of a working range. Families name their SDK's and their other side's
 ecosystem; nothing else matches ecosystem names as strings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from matrix.errors import UserError
-from matrix.versions import VersionKey
+from matrix.versions import Release, VersionKey
 
-__all__ = ["ECOSYSTEMS", "Ecosystem", "Run", "get", "version_key"]
+__all__ = ["ECOSYSTEMS", "Ecosystem", "Listing", "Run", "get", "version_key"]
+
+Listing = tuple[list[Release], str | None]
+"""Released versions, and a note on how they were found when the registry's own list was refused."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,11 @@ class Ecosystem(Protocol):
         ...
 
     def is_prerelease(self, version: str) -> bool: ...
+
+    def releases(self, package: str, siblings: Callable[[], list[str]]) -> Listing:
+        """Every release through the client's configured registry; ``siblings`` gives version
+        numbers of sibling packages, for registries that serve exact versions only."""
+        ...
 
     def install(self, package: str, version: str) -> str:
         """The command that installs exactly this release."""

@@ -1,14 +1,34 @@
-"""npm: SemVer 2 precedence (the ``semver`` library), npm range syntax."""
+"""npm: releases from ``npm view`` (npm's own registry configuration), SemVer 2 precedence
+(the ``semver`` library), npm range syntax."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from matrix.ecosystems import Run
-from matrix.versions import semver_key
+from matrix.ecosystems import Listing, Run
+from matrix.errors import InfraError, UserError
+from matrix.execute import proc
+from matrix.execute.sandbox import install_env
+from matrix.versions import Release, semver_key
 
-__all__ = ["Npm"]
+__all__ = ["Npm", "fetch_npm"]
+
+
+def fetch_npm(package: str) -> list[Release]:
+    res = proc.run(proc.Request(("npm", "view", package, "versions", "time", "--json"),
+                                install_env(), Path.cwd(), timeout=120))
+    if not res.ok:
+        if "E404" in res.stdout + res.stderr:
+            raise UserError(f"the npm registry has no package {package!r}; check the family's package name")
+        raise InfraError(f"listing {package} on npm", (res.stderr or res.stdout).strip()[-300:])
+    data = json.loads(res.stdout)
+    times = data.get("time", {})
+    return [Release(v, times.get(v), Npm().is_prerelease(v)) for v in data.get("versions", [])]
+
+
 
 
 class Npm:
@@ -21,6 +41,9 @@ class Npm:
     def is_prerelease(self, version: str) -> bool:
         precedence = semver_key(version)[0]
         return precedence is None or bool(precedence[4])
+
+    def releases(self, package: str, siblings: Callable[[], list[str]]) -> Listing:
+        return fetch_npm(package), None
 
     def install(self, package: str, version: str) -> str:
         return f"npm install {package}@{version}"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from matrix.ecosystems import Run
+from matrix.ecosystems import Listing, Run
+from matrix.errors import UserError
 
 __all__ = ["StandIn"]
 
@@ -19,6 +20,10 @@ class StandIn:
 
     def is_prerelease(self, version: str) -> bool:
         return False
+
+    def releases(self, package: str, siblings: Callable[[], list[str]]) -> Listing:
+        raise UserError(f"{package} is our stand-in, not a released package: it has one contract version "
+                        "and no release list")
 
     def install(self, package: str, version: str) -> str:
         return ""  # started by the harness for each check

@@ -1,0 +1,94 @@
+"""Every exported column has the type the Data page documents, in JSON and in CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from matrix.answers.report import REPORT_COLUMNS, records, to_csv, to_json
+from matrix.model import Row
+from matrix.store.results import frame_of
+from tests.conftest import ROOT
+
+DATA_PAGE = ROOT / "docs" / "data.md"
+
+
+def documented() -> dict[str, str]:
+    """key -> type, from the Data page's table."""
+    types: dict[str, str] = {}
+    for line in DATA_PAGE.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            for key in re.findall(r"`([a-z_]+)`", cells[0]):
+                types[key] = cells[1]
+    return types
+
+
+def rows() -> pd.DataFrame:
+    base = dict(family="copilot-python", probe="handshake", harness_version="4",
+                measured_at="2026-11-30T00:00:00+00:00")
+    made = [
+        Row(sdk_version="1.0.4", cli_version="1.0.60", outcome="compatible", protocol=3, seconds=1.5,
+            start_seconds=0.5, calls_seconds=0.1, stop_seconds=0.2, node_runtime="node20",
+            exit_after_stop_seconds=0.31, **base),
+        Row(sdk_version="1.0.0", cli_version="1.0.70", outcome="degraded", protocol=3, seconds=6.5,
+            error_type="LeftRunning", error_message="left copilot running after stop()", leaked=["copilot"],
+            leftovers_killed=["copilot --headless --stdio"], **base),
+        Row(sdk_version="0.1.10", cli_version="1.0.60", outcome="refused", seconds=3.0, error_type="RuntimeError",
+            error_message="SDK expects version 1, but server reports version 3", message_names_versions=True,
+            message_actionable=False, repeats=["refused", "refused"], **base),
+    ]
+    return frame_of(made)
+
+
+_CHECKS: dict[str, Any] = {
+    "string": lambda v: isinstance(v, str),
+    "string or null": lambda v: v is None or isinstance(v, str),
+    "integer or null": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "number or null": lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "bool": lambda v: isinstance(v, bool),
+    "bool or null": lambda v: v is None or isinstance(v, bool),
+    "list of strings": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+}
+_CSV: dict[str, re.Pattern[str]] = {
+    "integer or null": re.compile(r"^(-?\d+)?$"),
+    "bool": re.compile(r"^(True|False)$"),
+    "bool or null": re.compile(r"^(True|False)?$"),
+    "number": re.compile(r"^-?\d+(\.\d+)?$"),
+    "number or null": re.compile(r"^(-?\d+(\.\d+)?)?$"),
+}
+
+
+def test_the_data_page_documents_every_exported_column_with_a_known_type() -> None:
+    types = documented()
+    assert set(types) == set(REPORT_COLUMNS)
+    assert set(types.values()) <= set(_CHECKS), set(types.values()) - set(_CHECKS)
+
+
+@pytest.mark.parametrize("column", REPORT_COLUMNS)
+def test_json_values_have_the_documented_type(column: str) -> None:
+    check = _CHECKS[documented()[column]]
+    for record in json.loads(to_json(rows())):
+        assert check(record[column]), (column, record[column])
+
+
+@pytest.mark.parametrize("column", REPORT_COLUMNS)
+def test_csv_values_have_the_documented_type(column: str) -> None:
+    kind = documented()[column]
+    for record in csv.DictReader(io.StringIO(to_csv(rows()))):
+        if kind == "list of strings":
+            assert _CHECKS[kind](json.loads(record[column])), (column, record[column])
+        elif kind in _CSV:
+            assert _CSV[kind].match(record[column]), (column, record[column])
+
+
+def test_the_protocol_is_a_whole_number_not_a_float() -> None:
+    assert [r["protocol"] for r in records(rows())] == [None, 3, 3]
+    assert [r["protocol"] for r in csv.DictReader(io.StringIO(to_csv(rows())))] == ["", "3", "3"]

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from matrix.commands.cli import main
+from matrix.errors import ConfigError
+from matrix.families.registry import FAMILIES
+from matrix.pipeline.config import load_plan
+from tests.conftest import ROOT
+
+PROBES = {name: list(f.probes) for name, f in FAMILIES.items()}
+GOOD = """
+[run]
+jobs = 2
+[families.copilot-python]
+sdk.select = ["latest:2"]
+cli.select = [">=1.0,<2"]
+"""
+
+
+def load(tmp_path: Path, text: str):
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    return load_plan(path, list(FAMILIES), PROBES)
+
+
+def test_good_config_loads(tmp_path: Path) -> None:
+    plan = load(tmp_path, GOOD)
+    fam = plan.families["copilot-python"]
+    assert fam.sdk.select == ["latest:2"]
+    assert fam.probes == ["handshake"]
+    assert plan.run.jobs == 2
+
+
+def test_repository_default_matrix_is_valid() -> None:
+    standin = [n for n, f in FAMILIES.items() if f.standin]
+    plan = load_plan(ROOT / "matrix.toml", list(FAMILIES), PROBES, standin)
+    assert set(plan.families) == set(FAMILIES)  # the whole history: every family
+    assert all(f.sdk.select == ["all"] and set(f.probes) == set(FAMILIES[n].probes) for n, f in plan.families.items())
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        (GOOD + "\n[bogus]\n", ["bogus", "unknown key", "families", "timeouts"]),
+        (GOOD.replace("sdk.select", "sdk.selct"), ["families.copilot-python.sdk.selct", "select", "exclude"]),
+        (GOOD.replace("copilot-python", "copilot-rust"), ["copilot-rust", "copilot-python"]),
+        (GOOD.replace('"latest:2"', '"latest:two"'), ["latest:two", "latest:N"]),
+        (GOOD.replace('">=1.0,<2"', '">=1.0,<<2"'), [">=1.0,<<2", "range"]),
+        (GOOD.replace('"latest:2"', '"latest:0"'), ["latest:0", "selects nothing"]),
+        (GOOD.replace('["latest:2"]', "[]"), ["sdk.select", "empty"]),
+        (GOOD.replace("jobs = 2", 'jobs = "two"'), ["run.jobs", "two"]),
+        (GOOD.replace("jobs = 2", "jobs = 0"), ["run.jobs"]),
+        (GOOD + 'probes = ["teleport"]\n', ["teleport", "handshake"]),
+        ("[families]\n", ["no family", "copilot-python"]),
+        ("this is = = not toml", ["not valid TOML"]),
+    ],
+)
+def test_bad_config_names_the_problem(tmp_path: Path, text: str, needles: list[str]) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load(tmp_path, text)
+    message = str(exc.value)
+    for needle in needles:
+        assert needle in message, f"{needle!r} missing from {message!r}"
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="file not found"):
+        load_plan(tmp_path / "nope.toml", list(FAMILIES), PROBES)
+
+
+def test_cli_exits_2_with_one_line_and_touches_no_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "m.toml"
+    cfg.write_text(GOOD + "\n[bogus]\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = results / "rows.jsonl"
+    rows.write_text('{"stored": "row"}\n')
+    code = main(["run", "--config", str(cfg), "--results", str(results)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1, err
+    assert "bogus" in err
+    assert rows.read_text() == '{"stored": "row"}\n'
+
+
+@pytest.mark.parametrize("argv", [["run", "--jobs", "0"], ["run", "--jobs", "x"], ["report", "--format", "xml"]])
+def test_bad_arguments_exit_2(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+
+
+def test_unwritable_results_dir_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "m.toml"
+    cfg.write_text(GOOD)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = main(["run", "--config", str(cfg), "--results", str(blocker / "sub")])
+    assert code == 2
+    assert "not writable" in capsys.readouterr().err
+
+
+def test_a_stand_in_family_takes_no_cli_selection(tmp_path: Path) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text('[families.cosmo-python]\nprobes = ["tolerance"]\nsdk.select = ["all"]\ncli.select = ["1.0"]\n')
+    standin = [n for n, f in FAMILIES.items() if f.standin]
+    with pytest.raises(ConfigError, match=r"families\.cosmo-python\.cli.*stand-in"):
+        load_plan(path, list(FAMILIES), PROBES, standin)
+    path.write_text('[families.cosmo-python]\nprobes = ["strictness"]\nsdk.select = ["all"]\n')
+    assert load_plan(path, list(FAMILIES), PROBES, standin).families["cosmo-python"].probes == ["strictness"]
+
+
+def test_the_sample_config_is_valid() -> None:
+    standin = [n for n, f in FAMILIES.items() if f.standin]
+    plan = load_plan(ROOT / "configs" / "sample.toml", list(FAMILIES), PROBES, standin)
+    assert plan.families["copilot-python"].sdk.select[-1] == "latest:1"

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from matrix import HARNESS_VERSION
+from matrix.execute import proc
+from matrix.model import Row
+from matrix.pipeline.config import Plan
+from matrix.pipeline.runner import Cell, Runner, order, pending
+from matrix.store.results import Store, is_stale
+from tests.conftest import make_row
+
+
+def row(sdk: str, outcome: str, harness: str = HARNESS_VERSION) -> Row:
+    return make_row(sdk, "1.0.0", outcome, family="f", harness_version=harness)
+
+
+CELLS = [Cell("f", s, "1.0.0", "handshake") for s in ("1", "2", "3", "4")]
+
+
+def test_incremental_skips_measured_cells_only() -> None:
+    rows = [row("1", "compatible"), row("2", "infra-error"), row("3", "refused", harness="0")]
+    # 2: infra errors are not verdicts, re-measured; 3: stale (older rules), but measured; 4: new.
+    assert [c.sdk_version for c in pending(CELLS, rows)] == ["2", "4"]
+    # --stale: exactly the stale ones too.
+    assert [c.sdk_version for c in pending(CELLS, rows, stale=True)] == ["2", "3", "4"]
+
+
+def test_the_committed_history_counts_as_measured_and_its_harness_errors_are_stale() -> None:
+    kept = [row("1", "compatible"), row("2", "harness-error"), row("3", "refused", harness="0")]
+    local = [row("4", "harness-error")]  # a local one is measured again, as before
+    assert [c.sdk_version for c in pending(CELLS, local, kept)] == ["4"]
+    assert [c.sdk_version for c in pending(CELLS, local, kept, stale=True)] == ["2", "3", "4"]
+    assert is_stale(row("2", "harness-error")) and is_stale(row("3", "refused", harness="0"))
+    assert not is_stale(row("1", "compatible"))
+
+
+def test_force_remeasures_everything() -> None:
+    assert pending(CELLS, [row("1", "compatible")], force=True) == CELLS
+
+
+def test_order_uses_each_cli_for_every_family_before_the_next() -> None:
+    cells = [Cell("b", "1", "1.0.10", "h"), Cell("a", "1", "1.0.10", "h"), Cell("b", "1", "1.0.2", "h")]
+    assert [(c.cli_version, c.family) for c in order(cells)] == [("1.0.2", "b"), ("1.0.10", "a"), ("1.0.10", "b")]
+
+
+def test_order_groups_by_cli_then_sdk_numerically() -> None:
+    cells = [Cell("f", "0.1.10", "1.0.2", "h"), Cell("f", "0.1.9", "1.0.10", "h"), Cell("f", "0.1.9", "1.0.2", "h")]
+    assert [(c.cli_version, c.sdk_version) for c in order(cells)] == [
+        ("1.0.2", "0.1.9"), ("1.0.2", "0.1.10"), ("1.0.10", "0.1.9")]
+
+
+class _Scripted(Runner):
+    """Our repeat logic over a scripted sequence of outcomes (no environments, no probes)."""
+
+    def __init__(self, outcomes: list[str], results: Path) -> None:
+        super().__init__(Plan.model_validate({"families": {"copilot-python": {}}}), Store(results),
+                         results / "cache", proc.Reaper())
+        self.outcomes = list(outcomes)
+
+    def _measure_once(self, cell: Cell) -> Row | None:
+        return row(cell.sdk_version, self.outcomes.pop(0))
+
+
+def test_repeats_that_disagree_are_one_flaky_row_with_every_outcome(tmp_path: Path) -> None:
+    runner = _Scripted(["compatible", "hang", "compatible"], tmp_path / "r")
+    got = runner.measure(CELLS[0], repeat=3)
+    assert got is not None and got.flaky and got.repeats == ["compatible", "hang", "compatible"]
+    stored, _ = Store(tmp_path / "r").read()
+    assert len(stored) == 1 and stored[0].flaky and stored[0].repeats == got.repeats
+    steady = _Scripted(["refused", "refused"], tmp_path / "s").measure(CELLS[1], repeat=2)
+    assert steady is not None and not steady.flaky and steady.repeats == ["refused", "refused"]
+    once = _Scripted(["refused"], tmp_path / "o").measure(CELLS[2])
+    assert once is not None and not once.flaky and once.repeats == []
+
+
+def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
+    from matrix.site.pages import long_table
+    from matrix.store.results import load_frame
+
+    _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)
+    frame, _ = load_frame(tmp_path / "r")
+    assert "flaky (compatible / hang)" in long_table(frame)
+
+
+class _Failing(_Scripted):
+    """One cell hits a bug of ours; nothing is installed."""
+
+    def _prepare(self, cell: Cell, env: object) -> None:
+        pass
+
+    def _measure_once(self, cell: Cell) -> Row | None:
+        if cell.sdk_version == "2":
+            raise RuntimeError("a bug of ours")
+        return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
+                   probe=cell.probe, outcome="compatible", harness_version=HARNESS_VERSION)
+
+
+def test_a_bug_in_one_cell_is_that_cells_harness_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    cells = [Cell("copilot-python", s, "1.0.0", "handshake") for s in ("1", "2", "3")]
+    rows = _Failing([], tmp_path / "r").run(cells, jobs=2)
+    by_sdk = {r.sdk_version: r for r in rows}
+    assert sorted(by_sdk) == ["1", "2", "3"]
+    assert by_sdk["2"].outcome == "harness-error" and "a bug of ours" in (by_sdk["2"].error_message or "")
+    assert "RuntimeError" in by_sdk["2"].detail["traceback"]
+    assert by_sdk["1"].outcome == by_sdk["3"].outcome == "compatible"

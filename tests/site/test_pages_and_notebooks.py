@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from matrix.site.notebooks import NotebookError, execute
+from matrix.site.pages import SiteData, cli_page, long_table, sdk_page
+from matrix.store.dataset import Sources
+from matrix.store.results import Store, load_frame
+from tests.conftest import ROOT, make_row
+
+EVIL = "<script>alert(1)</script> & <b>x</b>"
+
+
+def stored(tmp_path: Path) -> Path:
+    store = Store(tmp_path / "results")
+    for sdk, cli, outcome, msg in [("1.0.0", "1.0.60", "compatible", None), ("1.0.0", "1.0.7", "refused", EVIL),
+                                   ("0.1.10", "1.0.60", "refused", "SDK expects version 1")]:
+        store.append(make_row(sdk, cli, outcome, error_message=msg, protocol=3 if outcome == "compatible" else None,
+                              sdk_declared={"SDK_PROTOCOL_VERSION": 3, "MIN_PROTOCOL_VERSION": 3, "bundled_cli": True},
+                              detail={"launch_argv": ["--headless", "--stdio"]}, harness_version="t"))
+    return tmp_path / "results"
+
+
+def test_pages_escape_third_party_text(tmp_path: Path) -> None:
+    frame, _ = load_frame(stored(tmp_path))
+    data = SiteData(frame, {}, "now")
+    for text in (long_table(frame), sdk_page(data, "copilot-python", "1.0.0")):
+        assert "<script>alert(1)</script>" not in text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_sdk_page_shows_the_message_grades(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    store.append(make_row("0.1.10", "1.0.60", "refused", error_message="SDK expects version 1",
+                          message_names_versions=True, message_actionable=False))
+    frame, _ = load_frame(tmp_path / "r")
+    text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "0.1.10")
+    assert "<td>yes</td><td><b>no</b></td>" in text
+
+
+def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> None:
+    frame, _ = load_frame(stored(tmp_path))
+    text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.0")
+    assert "3 to 3" in text
+    assert "@github/copilot@1.0.60" in text
+    assert "| bundles a CLI binary in its wheel | yes |" in text
+
+
+def test_cli_page_lists_launch_flags(tmp_path: Path) -> None:
+    frame, _ = load_frame(stored(tmp_path))
+    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
+    assert "--headless --stdio" in text and "github-copilot-sdk==1.0.0" in text
+
+
+def test_cli_page_names_what_the_registry_did_not_serve(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    for cli, missing in (("1.0.7", ["@github/copilot-linux-x64@1.0.7"]), ("1.0.60", [])):
+        store.append(make_row("1.0.0", cli, "compatible", detail={"optional_not_served": missing}))
+    frame, _ = load_frame(tmp_path / "r")
+    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.7")
+    assert "<code>@github/copilot-linux-x64@1.0.7</code>" in text and "JavaScript build" in text
+    assert "registry does not serve" not in cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
+
+
+def test_cli_page_says_when_the_cli_misreports_its_version(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    store.append(make_row("1.0.0", "1.0.81", "compatible", detail={"cli_reports_itself_as": "0.0.1"}))
+    frame, _ = load_frame(tmp_path / "r")
+    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.81")
+    assert "| 0.0.1, not 1.0.81: it misreports its version |" in text
+
+
+def notebook(tmp_path: Path, code: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    path = tmp_path / "nb" / "probe.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_notebook_runs_once_then_comes_from_the_cache(tmp_path: Path) -> None:
+    results = stored(tmp_path)
+    code = "import os; print(len(open(os.environ['COMPAT_MATRIX_RESULTS'] + '/rows.jsonl').readlines()))"
+    path = notebook(tmp_path, code)
+    nb, ran = execute(path, Sources(results), tmp_path / "cache")
+    assert ran and nb.cells[0].outputs[0]["text"].strip() == "3"
+    _, ran_again = execute(path, Sources(results), tmp_path / "cache")
+    assert not ran_again
+    Store(results).append(make_row("9", "9", "hang", family="f"))
+    nb, ran_after_change = execute(path, Sources(results), tmp_path / "cache")
+    assert ran_after_change and nb.cells[0].outputs[0]["text"].strip() == "4"
+
+
+def test_failing_cell_names_the_notebook(tmp_path: Path) -> None:
+    path = notebook(tmp_path, "raise ValueError('boom in cell')")
+    with pytest.raises(NotebookError) as exc:
+        execute(path, Sources(stored(tmp_path)), tmp_path / "cache")
+    assert "probe.ipynb" in str(exc.value) and "boom in cell" in str(exc.value)
+
+
+def test_stored_notebooks_have_no_outputs() -> None:
+    for path in (ROOT / "notebooks").glob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            assert not cell.get("outputs"), f"{path.name} is stored with outputs"
+            assert cell.get("execution_count") is None
+
+
+def test_site_inputs_digest_changes_with_any_docs_file_or_the_config(tmp_path: Path) -> None:
+    from matrix.site.build import _inputs_digest
+
+    (tmp_path / "docs" / "guides").mkdir(parents=True)
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    page = tmp_path / "docs" / "guides" / "a.md"
+    page.write_text("one")
+    first = _inputs_digest(tmp_path, strict=True)
+    assert _inputs_digest(tmp_path, strict=True) == first
+    page.write_text("two")
+    second = _inputs_digest(tmp_path, strict=True)
+    assert second != first
+    (tmp_path / "docs" / "new.png").write_bytes(b"\x89PNG")
+    assert _inputs_digest(tmp_path, strict=True) != second
+    (tmp_path / "mkdocs.yml").write_text("site_name: y\n")
+    assert len({first, second, _inputs_digest(tmp_path, strict=True), _inputs_digest(tmp_path, strict=False)}) == 4
+
+
+def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r")
+    left = "left copilot running after stop() (still alive 5 s after stop() returned)"
+    for sdk, cli, outcome, error_type, message, leaked, gone in [
+            ("1.0.0", "1.0.60", "compatible", None, None, [], 0.31),
+            ("1.0.0", "1.0.70", "degraded", "LeftRunning", left, ["copilot"], None),
+            ("1.0.0", "0.0.420", "refused", "RuntimeError", "SDK expects version 3", ["node npm-loader.js"], None)]:
+        store.append(make_row(sdk, cli, outcome, error_type=error_type, error_message=message, leaked=leaked,
+                              exit_after_stop_seconds=gone, harness_version="t"))
+    frame, _ = load_frame(tmp_path / "r")
+    data = SiteData(frame, {}, "now")
+    sdk = sdk_page(data, "copilot-python", "1.0.0")
+    assert "| left a process it started running after `stop()` | with 2 of 3: 0.0.420, 1.0.70 |" in sdk
+    assert "<td>gone in 0.31 s</td>" in sdk and "<td>left node npm-loader.js running</td>" in sdk
+    assert "Works, but `stop()` leaves the CLI running" in sdk and "@github/copilot@1.0.70" in sdk
+    cli = cli_page(data, "copilot-python", "0.0.420")
+    assert "<td>left node npm-loader.js running</td>" in cli
+    assert "left copilot running" in long_table(frame)
+
+
+def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:
+    from matrix import rules_version
+    from matrix.markup import flaky_mark
+
+    current = make_row("1", "1", "compatible", family="f", harness_version=rules_version("handshake"))
+    assert "stale" not in flaky_mark(current)
+    older = make_row("1", "1", "compatible", family="f", harness_version="0")
+    assert 'class="cm-stale"' in flaky_mark(older) and "run --stale" in flaky_mark(older)
+    assert "stale" in flaky_mark(make_row("1", "1", "harness-error", family="f",
+                                          harness_version=rules_version("handshake")))

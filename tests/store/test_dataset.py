@@ -1,0 +1,133 @@
+"""The committed history: fold, deterministic files, no machine paths, sources, sampling."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from matrix.answers.verify import Check, agreement, sample
+from matrix.execute.lock import Locked, holding
+from matrix.model import Row
+from matrix.store.dataset import Dataset, Sources, row_file, scrub
+from matrix.store.results import Store, save_releases
+from tests.conftest import ROOT, make_row
+
+RELEASES = {"copilot-python": {"sdk": {"1.0.0": "2026-01-01T00:00:00Z", "1.0.1": "2026-03-01T00:00:00Z"},
+                               "cli": {"1.0.60": "2026-02-01T00:00:00Z", "1.0.61": "2026-04-01T00:00:00Z"}}}
+
+
+def row(sdk: str, cli: str, outcome: str = "compatible", at: str = "2026-11-30T10:00:00+00:00", **kw: Any) -> Row:
+    return make_row(sdk, cli, outcome, harness_version="4", measured_at=at, host="builder-7", **kw)
+
+
+def results_with(tmp: Path, rows: list[Row], name: str = "results") -> Path:
+    store = Store(tmp / name)
+    for r in rows:
+        store.append(r)
+    save_releases(tmp / name, RELEASES)
+    return tmp / name
+
+
+def test_a_handshake_cell_lives_in_its_newer_releases_file_and_others_in_their_sdks() -> None:
+    assert row_file(row("1.0.0", "1.0.60"), RELEASES) == "copilot-python/handshake/cli-1.0.60.jsonl"
+    assert row_file(row("1.0.1", "1.0.60"), RELEASES) == "copilot-python/handshake/sdk-1.0.1.jsonl"
+    assert row_file(row("1.0.1", "1.0.61"), RELEASES) == "copilot-python/handshake/cli-1.0.61.jsonl"
+    tolerance = row("1.0.1", "1.0.61", "surfaced", probe="tolerance", mutation="event.extra-field")
+    assert row_file(tolerance, RELEASES) == "copilot-python/tolerance/sdk-1.0.1.jsonl"
+
+
+def test_stored_rows_hold_no_machine_paths_user_or_host_names() -> None:
+    home = str(Path.home())
+    dirty = row("1.0.0", "1.0.60", "crashed", error_message=f"File \"{home}/.cache/compat-matrix/envs/sdk/uv-venv/"
+                f"github-copilot-sdk-1.0.0/lib/python3.11/site-packages/copilot/client.py\", line 3",
+                detail={"launch_argv": ["--log-dir", "/tmp/cm/sandboxes/run-9/cell-x/home/.copilot/logs"],
+                        "agent_stderr_tail": "/var/tmp/history/x.py failed"})
+    clean = scrub(dirty)
+    text = json.dumps(clean.__dict__)
+    for leak in (home, "/tmp/", "/var/tmp", "builder-7"):
+        assert leak not in text, leak
+    assert "<sdk env github-copilot-sdk-1.0.0>" in text and "<path>/logs" in text
+    assert clean.host == "" and clean.outcome == "crashed"
+
+
+def test_fold_adds_replaces_newer_leaves_out_infra_errors_and_writes_deterministic_files(tmp_path: Path) -> None:
+    transcript = tmp_path / "results" / "transcripts" / "copilot-python" / "t.jsonl"
+    first = [row("1.0.0", "1.0.60"), row("1.0.1", "1.0.60", "refused"), row("1.0.1", "1.0.61", "infra-error"),
+             row("1.0.0", "1.0.60", "surfaced", probe="tolerance", mutation="event.extra-field",
+                 detail={"transcript": "transcripts/copilot-python/t.jsonl"})]
+    results = results_with(tmp_path, first)
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(f'{{"t": 0, "dir": "shim", "msg": {{"argv": ["{Path.home()}/x"]}}}}\n')
+    data = Dataset(tmp_path / "data")
+    report = data.fold(results)
+    assert (len(report.added), len(report.replaced), len(report.skipped)) == (3, 0, 1)
+    files = {p.relative_to(data.root).as_posix(): p.read_text() for p in data.files()}
+    assert set(files) == {"copilot-python/handshake/cli-1.0.60.jsonl", "copilot-python/handshake/sdk-1.0.1.jsonl",
+                          "copilot-python/tolerance/sdk-1.0.0.jsonl"}
+    for text in files.values():
+        for line in text.splitlines():
+            assert list(json.loads(line)) == sorted(json.loads(line))  # sorted keys, one row per line
+    kept = gzip.decompress(data.evidence("transcripts/copilot-python/t.jsonl").read_bytes()).decode()
+    assert str(Path.home()) not in kept and "<path>/x" in kept
+    index = json.loads((data.root / "index.json").read_text())
+    assert index["schema"] == 1 and index["rows"] == 3
+    snapshot = {p: p.read_bytes() for p in data.root.rglob("*") if p.is_file()}
+    # Folding the same results again changes nothing, byte for byte.
+    again = data.fold(results)
+    assert again.unchanged == 3 and not again.added and not again.replaced
+    assert {p: p.read_bytes() for p in data.root.rglob("*") if p.is_file()} == snapshot
+    # A newer measurement of a cell replaces it, and says whether the outcome moved.
+    later = results_with(tmp_path, [row("1.0.1", "1.0.60", "compatible", at="2026-12-01T00:00:00+00:00")], "later")
+    moved = data.fold(later)
+    assert [(a.outcome, b.outcome) for a, b in moved.moved] == [("refused", "compatible")]
+    assert moved.files == ["copilot-python/handshake/sdk-1.0.1.jsonl"]
+
+
+def test_sources_read_the_history_and_newer_local_rows_win(tmp_path: Path) -> None:
+    data = Dataset(tmp_path / "data")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60", "refused"), row("1.0.1", "1.0.60")], "old"))
+    local = results_with(tmp_path, [row("1.0.0", "1.0.60", "compatible", at="2026-12-24T00:00:00+00:00"),
+                                    row("1.0.0", "1.0.61")])
+    rows, warnings = Sources(local, data.root).rows()
+    got = {(r.sdk_version, r.cli_version): r.outcome for r in rows}
+    assert warnings == [] and got == {("1.0.0", "1.0.60"): "compatible", ("1.0.1", "1.0.60"): "compatible",
+                                      ("1.0.0", "1.0.61"): "compatible"}
+    assert Sources(local, data.root).releases()["copilot-python"]["cli"]["1.0.61"] == "2026-04-01T00:00:00Z"
+
+
+def test_the_sample_is_stratified_by_family_and_outcome_and_reproducible() -> None:
+    rows = [row(f"1.0.{i}", "1.0.60", "compatible") for i in range(50)]
+    rows += [row(f"0.1.{i}", "1.0.60", "refused") for i in range(10)]
+    rows += [row("0.0.1", "1.0.60", "hang"), row("0.0.2", "1.0.60", "infra-error")]
+    picked = sample(rows, 12, seed=3)
+    outcomes = [r.outcome for r in picked]
+    assert len(picked) == 12 and "infra-error" not in outcomes
+    assert outcomes.count("hang") == 1 and outcomes.count("refused") == 2 and outcomes.count("compatible") == 9
+    assert sample(rows, 12, seed=3) == picked and sample(rows, 12, seed=4) != picked
+    checks = [Check(picked[0], picked[0]), Check(picked[1], None),
+              Check(picked[2], row(picked[2].sdk_version, "1.0.60", "crashed"))]
+    assert agreement(checks) == (1, 1 if picked[2].outcome != "crashed" else 0, 1)
+
+
+def test_a_second_writer_is_told_who_holds_the_directory(tmp_path: Path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from matrix.execute.lock import holding\n"
+        f"with holding(Path({str(tmp_path)!r})):\n    print('held', flush=True); time.sleep(30)")],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(Locked) as exc, holding(tmp_path):
+            pass
+        assert f"pid {holder.pid}" in str(exc.value) and "--wait" in str(exc.value)
+    finally:
+        holder.kill()
+        holder.communicate()
+    with holding(tmp_path):  # the kernel let go with the process
+        assert (tmp_path / ".compat-matrix.execute.lock").exists() and os.getpid() > 0
