@@ -21,8 +21,8 @@ from pydantic.dataclasses import dataclass
 
 from matrix.errors import ConfigError, UnknownVersionError
 
-__all__ = ["Release", "VersionKey", "apply_selection", "check_selector", "is_prerelease", "pep440_key", "semver_key",
-           "sort_by_version", "sort_key", "sorted_versions"]
+__all__ = ["Release", "VersionKey", "apply_selection", "check_selector", "is_prerelease", "pep440_key",
+           "semver_is_prerelease", "semver_key", "sort_by_version", "sort_key", "sorted_versions"]
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 _LATEST = re.compile(r"^latest:(\d+)$")
@@ -78,6 +78,12 @@ def semver_key(version: str) -> tuple[tuple[Any, ...] | None, str]:
     pre = () if v.prerelease is None else tuple(
         (0, int(p), "") if p.isdigit() else (1, 0, p) for p in v.prerelease.split("."))
     return (v.major, v.minor, v.patch, 0 if pre else 1, pre), version
+
+
+def semver_is_prerelease(version: str) -> bool:
+    """A SemVer prerelease, or not SemVer at all (npm and Go select neither by default)."""
+    precedence = semver_key(version)[0]
+    return precedence is None or bool(precedence[4])
 
 
 @total_ordering

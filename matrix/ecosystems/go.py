@@ -15,7 +15,7 @@ from matrix.ecosystems import Listing, Run
 from matrix.ecosystems.gotool import go_command
 from matrix.errors import InfraError
 from matrix.execute import proc
-from matrix.versions import Release, semver_key
+from matrix.versions import Release, semver_is_prerelease, semver_key
 
 __all__ = ["Go", "fetch_go"]
 
@@ -29,7 +29,7 @@ def _go_info(module: str, version: str) -> Release | None:
     res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=120))
     if res.ok:
         data = json.loads(res.stdout)
-        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), Go().is_prerelease(version))
+        return Release(str(data["Version"]).removeprefix("v"), data.get("Time"), semver_is_prerelease(version))
     if _GO_REFUSED.search(res.stderr):
         return None
     raise InfraError(f"asking the Go module proxy for {module}@v{version}", res.stderr.strip()[-300:])
@@ -70,8 +70,7 @@ class Go:
         return semver_key(version)
 
     def is_prerelease(self, version: str) -> bool:
-        precedence = semver_key(version)[0]
-        return precedence is None or bool(precedence[4])
+        return semver_is_prerelease(version)
 
     def releases(self, package: str, siblings: Callable[[], list[str]]) -> Listing:
         """When the proxy refuses the module's list, the sibling SDKs' version numbers are

@@ -12,7 +12,7 @@ from matrix.ecosystems import Listing, Run
 from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.sandbox import install_env
-from matrix.versions import Release, semver_key
+from matrix.versions import Release, semver_is_prerelease, semver_key
 
 __all__ = ["Npm", "fetch_npm"]
 
@@ -26,9 +26,7 @@ def fetch_npm(package: str) -> list[Release]:
         raise InfraError(f"listing {package} on npm", (res.stderr or res.stdout).strip()[-300:])
     data = json.loads(res.stdout)
     times = data.get("time", {})
-    return [Release(v, times.get(v), Npm().is_prerelease(v)) for v in data.get("versions", [])]
-
-
+    return [Release(v, times.get(v), semver_is_prerelease(v)) for v in data.get("versions", [])]
 
 
 class Npm:
@@ -39,8 +37,7 @@ class Npm:
         return semver_key(version)
 
     def is_prerelease(self, version: str) -> bool:
-        precedence = semver_key(version)[0]
-        return precedence is None or bool(precedence[4])
+        return semver_is_prerelease(version)
 
     def releases(self, package: str, siblings: Callable[[], list[str]]) -> Listing:
         return fetch_npm(package), None

@@ -81,7 +81,6 @@ def fetch_pypi(package: str) -> list[Release]:
     return [Release(v, dates.get(v), is_prerelease(v), yanked.get(v, False)) for v in versions]
 
 
-
 class PyPI:
     name = "pypi"
     tool = "pip"

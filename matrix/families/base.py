@@ -72,7 +72,7 @@ class Planning:
     rows: list[Row]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family(ABC):
     name: str
     description: str

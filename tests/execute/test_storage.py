@@ -8,17 +8,15 @@ import errno
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from matrix.execute.storage import StorageError, ensure_room, write_atomic
-from matrix.families.copilot import shim
-from matrix.families.copilot.shim import encode
 from matrix.model import Row
 from matrix.store.results import ROWS_FILE, Store
 from tests.conftest import ROOT, make_row
+from tests.families.copilot.relay import FRAMES, relay
 
 
 def row(n: int) -> Row:
@@ -92,21 +90,10 @@ def test_the_shim_relays_unchanged_when_its_transcript_cannot_be_written(tmpfs, 
 
     full = tmpfs("64k")
     fill(full, leave=0)
-    echo = tmp_path / "echo.py"
-    echo.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from matrix.families.copilot.shim import read_frame\n"
-        "while (f := read_frame(sys.stdin.buffer)) is not None:\n"
-        "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n")
-    config = tmp_path / "shim.json"
     transcript = full / "t.jsonl"
-    config.write_text(json.dumps({"transcript": str(transcript), "rule": None}))
-    data = encode({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + encode({"jsonrpc": "2.0", "id": 2, "method": "x"})
-    res = subprocess.run([sys.executable, shim.__file__, str(config), "--", sys.executable, str(echo)],
-                         input=data, capture_output=True, timeout=30, check=False)
+    res = relay(tmp_path, transcript)
     assert res.returncode == 0, res.stderr
-    assert res.stdout == data  # what the SDK sees does not depend on our disk
+    assert res.stdout == FRAMES  # what the SDK sees does not depend on our disk
     assert transcript_cut(transcript)  # and the harness can tell the record is not whole
 
 

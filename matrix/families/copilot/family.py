@@ -66,8 +66,10 @@ def _works(row: Row) -> bool:
     return row.outcome == "compatible" or (row.outcome == "degraded" and row.error_type == LEFT_RUNNING)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CopilotFamily(Family):
+    cli_ecosystem: str = "npm"
+    cli_package: str = "@github/copilot"
     phases: tuple[str, ...] = ("handshake", "tolerance", "contract")
 
     # -- planning ----------------------------------------------------------------------

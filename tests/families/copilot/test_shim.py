@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from matrix.families.copilot import shim
 from matrix.families.copilot.shim import RULES, Mutator, encode, read_frame
-from tests.conftest import ROOT
+from tests.families.copilot.relay import FRAMES, relay
 
 
 def frames(*msgs: dict) -> io.BytesIO:
@@ -144,22 +142,10 @@ def test_unknown_rule_is_rejected_with_the_valid_ones() -> None:
 def test_relay_process_is_transparent_and_records(tmp_path: Path) -> None:
     """The real shim script between us and an echo 'CLI': bytes come back unchanged and the
     transcript holds both directions."""
-    echo = tmp_path / "echo.py"
-    root = str(ROOT)
-    echo.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {root!r})\n"
-        "from matrix.families.copilot.shim import read_frame\n"
-        "while (f := read_frame(sys.stdin.buffer)) is not None:\n"
-        "    sys.stdout.buffer.write(f.raw); sys.stdout.buffer.flush()\n")
-    config = tmp_path / "shim.json"
     transcript = tmp_path / "t.jsonl"
-    config.write_text(json.dumps({"transcript": str(transcript), "rule": None}))
-    data = encode({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + encode({"jsonrpc": "2.0", "id": 2, "method": "x"})
-    res = subprocess.run([sys.executable, shim.__file__, str(config), "--", sys.executable, str(echo)],
-                         input=data, capture_output=True, timeout=30, check=False)
+    res = relay(tmp_path, transcript)
     assert res.returncode == 0, res.stderr
-    assert res.stdout == data
+    assert res.stdout == FRAMES
     entries = [json.loads(line) for line in transcript.read_text().splitlines()]
     dirs = [e["dir"] for e in entries if e["dir"] != "shim"]
     assert dirs.count("sdk->cli") == 2 and dirs.count("cli->sdk") == 2

@@ -38,8 +38,6 @@ family = CopilotGo(
     description="the Go module github.com/github/copilot-sdk/go against the @github/copilot CLI (npm)",
     sdk_ecosystem="go",
     sdk_package="github.com/github/copilot-sdk/go",
-    cli_ecosystem="npm",
-    cli_package="@github/copilot",
     probes=("handshake", "tolerance"),
     version_hints=(("pypi", "github-copilot-sdk"), ("npm", "@github/copilot-sdk")),
 )

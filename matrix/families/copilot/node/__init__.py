@@ -47,7 +47,5 @@ family = CopilotNode(
     description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
     sdk_ecosystem="npm",
     sdk_package="@github/copilot-sdk",
-    cli_ecosystem="npm",
-    cli_package="@github/copilot",
     probes=("handshake", "tolerance"),
 )

@@ -45,8 +45,6 @@ family = CopilotPython(
     description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
     sdk_ecosystem="pypi",
     sdk_package="github-copilot-sdk",
-    cli_ecosystem="npm",
-    cli_package="@github/copilot",
     probes=("handshake", "tolerance", "contract"),
     preload=("copilot",),
 )
