@@ -27,6 +27,7 @@ from matrix.errors import InfraError, UninstallableError
 from matrix.execute import proc
 from matrix.execute.environment import Environment, evict, make_env, with_retries
 from matrix.execute.forkserver import ForkServers
+from matrix.execute.load import load_per_core
 from matrix.execute.schedule import Prefetcher, Slots, Uses, Window
 from matrix.execute.scratch import Scratch
 from matrix.execute.storage import StorageError
@@ -46,6 +47,11 @@ UNINSTALLABLE_TTL = 7 * 24 * 3600
 # Never verdicts, so an incremental run measures them again: an infrastructure failure, or a
 # cell our side could not judge (a shared tree modified, a CLI that answered for another).
 RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value}
+# Runnable processes per core over the last minute beyond which a cell that timed out is
+# not believed: a run at `jobs = 4` on 2 cores keeps about 2.5 per core; a history run with
+# 6 jobs under perf while the test suite ran reached 18, and whole CLI columns of cells that
+# work became hangs.
+OVERLOADED_PER_CORE = 6.0
 
 
 class _Evicted(Exception):
@@ -83,6 +89,7 @@ class Runner:
         # Give the SDK the CLI's own entry point, no launcher: shows a measurement is the SDK's
         # doing, not ours (without the launcher's log every such cell is a harness error).
         self.direct_cli = direct_cli
+        self.overloaded_per_core = OVERLOADED_PER_CORE
         self.plan = plan
         self.store = store
         self.results = store.directory
@@ -224,7 +231,24 @@ class Runner:
             return self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err)
         if self.reaper.cancelled:
             return None  # interrupted: the cell in flight is not recorded, never half-true
+        if row.outcome == Outcome.HANG:
+            return self._unless_overloaded(row)
         return row
+
+    def _unless_overloaded(self, row: Row) -> Row:
+        """A hang measured while the machine was starved of CPU is our side failing, not the
+        SDK's verdict: recorded as an infrastructure error (measured again next run), with
+        what the cell would have said."""
+        load = load_per_core()
+        if load <= self.overloaded_per_core:
+            return row
+        return row.model_copy(update={
+            "outcome": Outcome.INFRA_ERROR.value, "error_type": "Overloaded",
+            "error_message": f"the machine was overloaded ({load:.1f} runnable processes per core over the last "
+                             "minute) when this cell timed out; not a verdict: measured again next run (lower "
+                             "run.jobs, or stop what else is running)",
+            "detail": {**row.detail, "overloaded": {"load_per_core": round(load, 1), "outcome": row.outcome,
+                                                    "error_message": row.error_message}}})
 
     def _record(self, row: Row) -> Row:
         if self.reaper.cancelled:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from matrix import HARNESS_VERSION
 from matrix.execute import proc
 from matrix.model import Row
@@ -104,3 +106,20 @@ def test_a_bug_in_one_cell_is_that_cells_harness_error_and_the_run_goes_on(tmp_p
     assert by_sdk["2"].outcome == "harness-error" and "a bug of ours" in (by_sdk["2"].error_message or "")
     assert "RuntimeError" in by_sdk["2"].detail["traceback"]
     assert by_sdk["1"].outcome == by_sdk["3"].outcome == "compatible"
+
+
+def test_a_hang_on_a_starved_machine_is_our_failure_and_measured_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import matrix.pipeline.runner as runner
+
+    hung = make_row("1", "1.0.0", "hang", family="f", error_message="start did not settle within 35s")
+    run = _Scripted([], tmp_path)
+    monkeypatch.setattr(runner, "load_per_core", lambda: 9.2)
+    starved = run._unless_overloaded(hung)
+    assert starved.outcome == "infra-error" and starved.error_type == "Overloaded"
+    assert "overloaded (9.2 runnable processes per core" in (starved.error_message or "")
+    assert starved.detail["overloaded"] == {"load_per_core": 9.2, "outcome": "hang",
+                                            "error_message": "start did not settle within 35s"}
+    assert pending([Cell("f", "1", "1.0.0", "handshake")], [starved])  # measured again next run
+    monkeypatch.setattr(runner, "load_per_core", lambda: 2.5)
+    assert run._unless_overloaded(hung) == hung  # on a machine that keeps up, a hang is a hang
