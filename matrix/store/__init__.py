@@ -1,0 +1,1 @@
+"""Stored measurements: the local results directory (``results``) and the committed, growing history (``dataset``)."""
