@@ -43,7 +43,14 @@ def scrub_paths(text: str) -> str:
     roots = "|".join(re.escape(r) for r in _machine_roots())
     pattern = re.compile(rf"(?:{roots})(?:/{_SEGMENT})*?/(?P<last>{_SEGMENT})(?=$|[\s'\"(),:;\]\[])")
     text = pattern.sub(lambda m: f"<path>/{m.group('last')}", text)
-    return re.sub(rf"(?<![\w<>/])(?:{roots})(?=$|[\s'\"(),:;\]\[])", "<path>", text)
+    text = re.sub(rf"(?<![\w<>/])(?:{roots})(?=$|[\s'\"(),:;\]\[])", "<path>", text)
+    # Any other absolute path of two or more parts outside the system's own directories (a
+    # checkout such as /work/compat-matrix/matrix/..., a CI workspace): where it lives is the machine's.
+    return _ELSEWHERE.sub(lambda m: f"<path>/{m.group('last')}", text)
+
+
+_ELSEWHERE = re.compile(rf"(?:(?<=file://)|(?<![\w:/.~<>-]))/(?!(?:usr|lib|lib32|lib64|bin|sbin|etc|proc|sys|dev|run)/)"
+                        rf"{_SEGMENT}(?:/{_SEGMENT})*/(?P<last>{_SEGMENT})(?=$|[\s'\"(),:;\]\[])")
 
 
 def strip_paths(command: str) -> str:

@@ -48,11 +48,16 @@ def test_stored_rows_hold_no_machine_paths_user_or_host_names() -> None:
     dirty = row("1.0.0", "1.0.60", "crashed", error_message=f"File \"{home}/.cache/compat-matrix/envs/sdk/uv-venv/"
                 f"github-copilot-sdk-1.0.0/lib/python3.11/site-packages/copilot/client.py\", line 3",
                 detail={"launch_argv": ["--log-dir", "/tmp/cm/sandboxes/run-9/cell-x/home/.copilot/logs"],
-                        "agent_stderr_tail": "/var/tmp/history/x.py failed"})
+                        "agent_stderr_tail": "/var/tmp/history/x.py failed",
+                        "traceback": 'File "/work/hist/repo/matrix/families/copilot/python/agents/h.py", line 9 '
+                                     "in /usr/lib/python3.11/asyncio/tasks.py; see https://example.org/a/b",
+                        "node": "at file:///work/hist/repo/matrix/families/copilot/node/agents/c.mjs:87:26"})
     clean = scrub(dirty)
     text = json.dumps(clean.__dict__)
-    for leak in (home, "/tmp/", "/var/tmp", "builder-7"):
+    for leak in (home, "/tmp/", "/var/tmp", "builder-7", "/work/hist"):
         assert leak not in text, leak
+    assert '<path>/h.py' in text and "/usr/lib/python3.11/asyncio/tasks.py" in text
+    assert "https://example.org/a/b" in text and "file://<path>/c.mjs:87:26" in text
     assert "<sdk env github-copilot-sdk-1.0.0>" in text and "<path>/logs" in text
     assert clean.host == "" and clean.outcome == "crashed"
 
