@@ -36,10 +36,16 @@ test: $(STAMP)
 test-integration: $(STAMP)
 	$(BIN)/pytest -m integration
 
-lint: $(STAMP)
+# actionlint checks the workflow files (expressions, contexts, shell); built by the go command.
+ACTIONLINT := $(BIN)/actionlint
+$(ACTIONLINT): | $(STAMP)
+	GOBIN=$(abspath $(BIN)) go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
+lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff check matrix tests scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(ACTIONLINT)
 
 clean:
 	rm -rf $(VENV) site results/.tmp-*
