@@ -72,7 +72,9 @@ def test_one_failure_is_a_no_and_uninstallable_versions_are_skipped(frame) -> No
     assert can_i_ship(frame, "copilot-python", cli="2.0.0", against="latest:2").answer == "yes"
 
 
-def test_can_i_ship_command_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_can_i_ship_command_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the repository's own data/ is not this test's history
     results = str(store(tmp_path))
     assert main(["can-i-ship", "--family", "copilot-python", "--sdk", "1.0.0", "--results", results]) == 0
     assert main(["can-i-ship", "--family", "copilot-python", "--cli", "2.1.0", "--against", "all",
@@ -86,7 +88,9 @@ def test_can_i_ship_command_exit_codes_and_json(tmp_path: Path, capsys: pytest.C
                  "--results", results]) == 2  # a user error is exit 2 too, with its own message
 
 
-def test_pins_command_prints_specifiers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_pins_command_prints_specifiers(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the repository's own data/ is not this test's history
     results = str(store(tmp_path))
     assert main(["pins", "--family", "copilot-python", "--sdk", "1.0.0", "--results", results, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["works_with"] == ["@github/copilot@>=2.0.0 <=2.1.0"]
