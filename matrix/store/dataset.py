@@ -8,6 +8,7 @@ Layout (``DATA_SCHEMA``)::
     data/<family>/releases.json              release dates of every measured version
     data/<family>/<probe>/<side>-<version>.jsonl
     data/evidence/<family>/...jsonl.gz       transcripts and stand-in logs, compressed
+    data/changelog.jsonl                     one entry per fold: releases added, verdicts moved
 
 A handshake cell lives in the file of the newer of its two releases (by release date), every
 other cell in its SDK release's file: a new release, on either side, is one new file. Rows are
@@ -22,6 +23,7 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ import pandas as pd
 from matrix.execute.redaction import scrub_paths
 from matrix.execute.storage import write_atomic, writing
 from matrix.model import Row
+from matrix.store import changelog
 from matrix.store.results import RELEASES_FILE, ROWS_FILE, Releases, Store, frame_of, load_releases, parse_row
 from matrix.versions import sort_key
 
@@ -91,6 +94,7 @@ class FoldReport:
     unchanged: int = 0
     skipped: list[Row] = field(default_factory=list)  # infra errors: not measurements
     files: list[str] = field(default_factory=list)  # relative to data/, written
+    entry: changelog.Entry | None = None  # what the changelog records of this fold
 
     @property
     def moved(self) -> list[tuple[Row, Row]]:
@@ -134,7 +138,7 @@ class Dataset:
     def evidence(self, rel: str) -> Path:
         return self.root / EVIDENCE / (rel + ".gz")
 
-    def fold(self, results: Path) -> FoldReport:
+    def fold(self, results: Path, at: str | None = None) -> FoldReport:
         """Fold the rows measured in ``results`` into the dataset: a cell the dataset lacks is
         added, one it has is replaced by a newer measurement; infra errors are left out. Only
         the files of changed cells are rewritten, deterministically."""
@@ -166,7 +170,17 @@ class Dataset:
             self._fold_evidence(results, clean)
         self._write(by_key.values(), releases, touched)
         report.files = sorted(touched)
+        entry = changelog.entry_of(mine, report.added, report.replaced,
+                                   at or datetime.now(UTC).isoformat(timespec="seconds"))
+        if not entry.empty:
+            changelog.append(self.root, entry)
+            report.entry = entry
+            report.files.append(changelog.CHANGELOG)
         return report
+
+    def changes(self) -> list[changelog.Entry]:
+        """What each fold changed, newest first."""
+        return changelog.entries(self.root)[::-1]
 
     def _fold_evidence(self, results: Path, row: Row) -> None:
         for key in ("transcript", "standin_log"):

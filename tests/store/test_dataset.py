@@ -92,7 +92,35 @@ def test_fold_adds_replaces_newer_leaves_out_infra_errors_and_writes_determinist
     later = results_with(tmp_path, [row("1.0.1", "1.0.60", "compatible", at="2026-12-01T00:00:00+00:00")], "later")
     moved = data.fold(later)
     assert [(a.outcome, b.outcome) for a, b in moved.moved] == [("refused", "compatible")]
-    assert moved.files == ["copilot-python/handshake/sdk-1.0.1.jsonl"]
+    assert moved.files == ["copilot-python/handshake/sdk-1.0.1.jsonl", "changelog.jsonl"]
+
+
+def test_each_fold_that_changes_the_dataset_is_a_changelog_entry_newest_first(tmp_path: Path) -> None:
+    data = Dataset(tmp_path / "data")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60", "refused"), row("1.0.1", "1.0.60")], "a"),
+              at="2026-11-01T00:00:00+00:00")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60", "refused")], "same"), at="2026-11-02T00:00:00+00:00")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60", "compatible", at="2026-12-01T00:00:00+00:00"),
+                                      row("1.0.0", "1.0.61"), row("1.0.1", "1.0.61", "crashed", error_message="boom")],
+                           "b"), at="2026-12-01T00:00:00+00:00")
+    newest, first = data.changes()  # the fold that changed nothing made no entry
+    assert first.at == "2026-11-01T00:00:00+00:00" and first.cells_added == 2 and not first.moved
+    assert first.added == {"copilot-python": {"cli": ["1.0.60"], "sdk": ["1.0.0", "1.0.1"]}}
+    assert newest.added == {"copilot-python": {"cli": ["1.0.61"]}}  # 1.0.0 and 1.0.1 were already there
+    assert (newest.cells_added, newest.cells_measured_again) == (2, 1)
+    assert [(m.sdk_version, m.cli_version, m.old, m.new) for m in newest.moved] == [
+        ("1.0.0", "1.0.60", "refused", "compatible")]
+
+
+def test_a_damaged_changelog_is_named_with_its_line(tmp_path: Path) -> None:
+    from matrix.errors import UserError
+
+    data = Dataset(tmp_path / "data")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60")], "a"))
+    with (data.root / "changelog.jsonl").open("a") as f:
+        f.write("{not json\n")
+    with pytest.raises(UserError, match=r"changelog.jsonl:2 is not a changelog entry"):
+        data.changes()
 
 
 def test_sources_read_the_history_and_newer_local_rows_win(tmp_path: Path) -> None:
