@@ -5,12 +5,14 @@ into an element, so nothing an SDK or CLI printed can become markup on our pages
 from __future__ import annotations
 
 import html
+import os
 from typing import Any
+from urllib.parse import quote
 
 from matrix import rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
-__all__ = ["badge", "esc", "esc_raw", "flaky_mark"]
+__all__ = ["badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark"]
 
 
 def esc(value: Any) -> str:
@@ -42,3 +44,25 @@ def flaky_mark(row: Any) -> str:
         marks += (f' <span class="cm-stale" title="measured by the rules of harness {esc(version)}, now {esc(current)}'
                   ': `compat-matrix run --stale` measures it again">stale</span>')
     return marks
+
+
+def badge_path(family: str, side: str, version: str) -> str:
+    """Where a release's shields.io endpoint document is, relative to the site's root."""
+    return f"api/v1/{family}/badge/{side}-{version}.json"
+
+
+def embed_badge(family: str, side: str, version: str, label: str, page: str) -> list[str]:
+    """A version page's section: the Markdown a README pastes to show this release's badge.
+    ``page``: the version page, relative to the site's root. Where the site is published is
+    known only to whoever publishes it: ``COMPAT_MATRIX_SITE_URL``."""
+    site_url = os.environ.get("COMPAT_MATRIX_SITE_URL", "")
+    root = site_url.rstrip("/") or "https://SITE"  # shields.io fetches the document: it needs the full address
+    endpoint = f"{root}/{badge_path(family, side, version)}"
+    snippet = f"[![{label}](https://img.shields.io/endpoint?url={quote(endpoint, safe='')})]({root}/{page})"
+    where = "" if site_url else (" Replace `https://SITE` with the address this site is published at (the "
+                                 "publishing workflow fills it in).")
+    return ["## Badge", "",
+            f"A badge that says what this release works with, coloured by its pairing with the newest release of the "
+            f"other side, kept current by every publish (a [shields.io endpoint]({'../' * (page.count('/') - 1)}"
+            f"{badge_path(family, side, version)}) document).{where} For a README:", "",
+            "```markdown", snippet, "```", ""]

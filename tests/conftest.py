@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def site_root(dest: Path) -> Path:
     """A copy of the checkout's site sources (mkdocs.yml, the written pages, the notebooks)
     without its generated pages, to build a site of a test's own results into."""
-    for name in ("docs", "notebooks"):
+    for name in ("docs", "notebooks", "overrides"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns(
-            "index.md", "matrix", "versions", "assets", "data", "pins.md"))
+            "index.md", "matrix", "versions", "assets", "data", "pins.md", "api", "feed.xml"))
     shutil.copy(ROOT / "docs" / "notebooks" / "index.md", dest / "docs" / "notebooks" / "index.md")
     shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
     return dest

@@ -80,9 +80,18 @@ def leak_ranges(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: s
     return _ranges_where(frame, family, sdk, cli, leaves_running)
 
 
+# What ranges are read from: filtering these columns, not every stored one, keeps a site of
+# the whole history (thousands of range questions) fast.
+_RANGE_COLUMNS = ["family", "probe", "sdk_version", "cli_version", "outcome", "error_type"]
+
+
+def _slim(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[_RANGE_COLUMNS] if len(frame.columns) > len(_RANGE_COLUMNS) else frame
+
+
 def _ranges_where(frame: pd.DataFrame, family: str, sdk: str | None, cli: str | None,
                   good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
-    sub = handshake(frame, family)
+    sub = handshake(_slim(frame), family)
     this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
     part = sub[sub[this] == (sdk if sdk is not None else cli)]
     return ranges(sorted_versions(part[other]), set(part[good(part)][other]))
@@ -97,6 +106,7 @@ def pin_lines(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str
     fam = FAMILIES[family]
     eco, package = (get(fam.cli_ecosystem), fam.cli_package) if sdk is not None else \
         (get(fam.sdk_ecosystem), fam.sdk_package)
+    frame = _slim(frame)
     rs = leak_ranges(frame, family, sdk, cli) if leaky else working_ranges(frame, family, sdk, cli)
     if not rs:
         return []

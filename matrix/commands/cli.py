@@ -14,7 +14,7 @@ from matrix import HARNESS_VERSION, __version__
 from matrix.commands.answers import add_parsers, cmd_can_i_ship, cmd_diff, cmd_pins
 from matrix.commands.build import cmd_build
 from matrix.commands.common import err_console, load
-from matrix.commands.dataset import cmd_fold, cmd_verify
+from matrix.commands.dataset import cmd_changes, cmd_fold, cmd_verify
 from matrix.commands.discover import cmd_discover
 from matrix.commands.merge import cmd_merge
 from matrix.commands.report import cmd_report
@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--results", default="results", help="the local results to fold (default: results)")
     f.add_argument("--data", default="data", help="the committed history (default: data)")
     f.add_argument("--wait", action="store_true", help="wait for a run that holds either directory")
+    c = sub.add_parser("changes", help="what a fold into the dataset changed: new releases, regressions first")
+    c.add_argument("--data", default="data", help="the committed history (default: data)")
+    c.add_argument("--entry", type=_positive, default=1, metavar="N", help="the Nth newest fold (default: 1)")
+    c.add_argument("--format", choices=["markdown", "text", "json", "title"], default="text",
+                   help="markdown: a pull request's body; title: its one-line title")
     v = sub.add_parser("verify", help="re-measure a random sample of stored cells; exit 1 on any disagreement")
     common(v)
     v.add_argument("--sample", type=_positive, required=True, metavar="N", help="how many cells")
@@ -111,7 +116,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build,
             "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff, "merge": cmd_merge,
-            "fold": cmd_fold, "verify": cmd_verify}
+            "fold": cmd_fold, "changes": cmd_changes, "verify": cmd_verify}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

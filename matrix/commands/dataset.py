@@ -1,4 +1,5 @@
-"""`compat-matrix fold` and `verify`: growing the committed history, and checking it."""
+"""`compat-matrix fold`, `changes` and `verify`: growing the committed history, saying what a
+fold changed, and checking it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from matrix.pipeline.workflow import EXIT_INFRA
 from matrix.store.dataset import Dataset
 from matrix.store.results import Store
 
-__all__ = ["cmd_fold", "cmd_verify"]
+__all__ = ["cmd_changes", "cmd_fold", "cmd_verify"]
 
 
 def cmd_fold(args: argparse.Namespace, console: Console) -> int:
@@ -39,6 +40,31 @@ def cmd_fold(args: argparse.Namespace, console: Console) -> int:
                       f"{was.outcome} -> {now.outcome}", highlight=False)
     if report.files:
         console.print(f"review with `git diff --stat {data}` and commit what you keep", highlight=False)
+    return 0
+
+
+def cmd_changes(args: argparse.Namespace, console: Console) -> int:
+    """What a fold changed (the newest by default), for a reviewer or a pull request's body."""
+    from matrix.answers import changes
+    from matrix.store.results import frame_of
+
+    data = Dataset(Path(args.data))
+    if not data.exists():
+        raise UserError(f"no dataset in {args.data}; pass --data DIR (the committed history, e.g. data)")
+    entries = data.changes()
+    if not entries:
+        console.print(f"{args.data}: no fold recorded yet (`compat-matrix fold` records one)")
+        return 0
+    if not 1 <= args.entry <= len(entries):
+        raise UserError(f"--entry {args.entry}: {args.data} has {len(entries)} fold(s); pass 1 (the newest) to "
+                        f"{len(entries)}")
+    entry = entries[args.entry - 1]
+    frame = frame_of(data.read()[0])
+    if args.format == "title":
+        print(changes.headline(changes.notes_of(frame, entry), entry))
+    else:
+        render = {"markdown": changes.render_markdown, "text": changes.render_text, "json": changes.to_json}
+        print(render[args.format](frame, entry), end="" if args.format == "text" else "\n")
     return 0
 
 

@@ -22,7 +22,7 @@ from matrix.pipeline.planning import Resolved, only_new, phases, resolve
 from matrix.pipeline.runner import Runner, pending
 from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Dataset, Sources
-from matrix.store.results import Store, save_releases
+from matrix.store.results import Releases, Store, load_releases, save_releases
 
 __all__ = ["EXIT_INFRA", "STEPS", "Reporter", "RunRequest", "RunState", "execute"]
 
@@ -74,6 +74,8 @@ class RunState:
     sources: Sources
     kept: list[Row] = field(default_factory=list)  # the committed history
     resolved: list[Resolved] = field(default_factory=list)
+    # The releases the history and earlier runs had before this run stored its own lists.
+    known: Releases = field(default_factory=dict)
     measured: list[Row] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     runner: Runner | None = None
@@ -102,8 +104,8 @@ def resolve_releases(state: RunState) -> RunState:
     state.resolved = resolve(req.plan, discovery, req.families, req.sdk, req.cli, req.probes)
     for w in discovery.warnings:
         state.ui.warn(w)
+    state.known = known = _known_releases(state)
     if req.new:
-        known = state.sources.releases()
         fresh = {r.family: [*(v for v in r.sdk_versions if v not in known.get(r.family, {}).get("sdk", {})),
                             *(v for v in r.cli_versions if not r.standin
                               and v not in known.get(r.family, {}).get("cli", {}))] for r in state.resolved}
@@ -116,11 +118,24 @@ def resolve_releases(state: RunState) -> RunState:
     return state
 
 
+def _known_releases(state: RunState) -> Releases:
+    """The releases not new to ``--new``: the dataset's, and those an earlier local run measured
+    at least one cell of (one it only selected, then was stopped, is still new)."""
+    known = Dataset(state.sources.data).releases() if state.sources.data is not None else {}
+    local, _ = state.store.read()
+    seen = {(r.family, side, v) for r in local for side, v in (("sdk", r.sdk_version), ("cli", r.cli_version))}
+    for family, sides in load_releases(state.store.directory).items():
+        for side, versions in sides.items():
+            mine = {v: d for v, d in versions.items() if (family, side, v) in seen}
+            known.setdefault(family, {}).setdefault(side, {}).update(mine)
+    return known
+
+
 def measure(state: RunState) -> RunState:
     """Each phase in turn (a later one is planned from the rows of those before: tolerance from
     handshakes), only the cells no row has yet (``pending``)."""
     req = state.request
-    known = state.sources.releases()
+    known = state.known  # read before this run stored its lists: its own releases are new
     jobs = req.jobs or req.plan.run.jobs
     runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), state.ui.row)
     state.runner = runner

@@ -1,5 +1,5 @@
-"""Site pages for release managers: declared-versus-observed drift with semver findings, and
-what changed since the last publish."""
+"""The site page for release managers that sets declarations against measurements: drift, with
+semver findings."""
 
 from __future__ import annotations
 
@@ -8,14 +8,12 @@ from collections import defaultdict
 import pandas as pd
 
 from matrix.answers.analysis import handshake
-from matrix.answers.diff import KINDS, diff_frames
 from matrix.answers.drift import NO_PROTOCOL, DriftFinding, cli_protocols, declared_window, drift, semver_findings
 from matrix.families.registry import FAMILIES
 from matrix.markup import badge, esc
-from matrix.site.publish import Snapshot
 from matrix.versions import sorted_versions
 
-__all__ = ["changes_page", "drift_page"]
+__all__ = ["drift_page"]
 
 # What a disagreement most often means, by (prediction, observation): the reader's key.
 _MEANING = {
@@ -89,31 +87,3 @@ def drift_page(frame: pd.DataFrame) -> str:
                              f"{esc(s.evidence).replace('|', '&#124;')} |")
             lines.append("")
     return "\n".join(lines) + "\n"
-
-
-def changes_page(frame: pd.DataFrame, previous: Snapshot | None, generated_at: str) -> str:
-    lines = ["# What changed since the last publish", ""]
-    if previous is None:
-        return "\n".join([*lines, "This is the first publish of these results: nothing to compare with.", ""])
-    changes = diff_frames(previous.frame, frame)
-    lines += [f"From the results published {esc(previous.generated_at)} to these ({esc(generated_at)}): "
-              f"**{len(changes)} cells changed their outcome**. The same comparison from the command line: "
-              "`compat-matrix diff OLD NEW`.", ""]
-    if not changes:
-        return "\n".join(lines) + "\n"
-    counts = {k: sum(1 for c in changes if c.kind == k) for k in KINDS}
-    present = [k for k in KINDS if counts[k]]
-    lines += ["| " + " | ".join(present) + " |", "|" + "---|" * len(present),
-              "| " + " | ".join(str(counts[k]) for k in present) + " |", ""]
-    lines += ['<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>change</th>'
-              "<th>family</th><th>probe</th><th>SDK</th><th>CLI</th><th>before</th><th>now</th><th>now says</th>"
-              "</tr></thead><tbody>"]
-    for c in changes:
-        before = badge(c.old) if c.old else "not measured"
-        now = badge(c.new) if c.new else "not measured"
-        probe = c.probe + (f" {c.mutation}" if c.mutation else "")
-        lines.append(f"<tr><td>{esc(c.kind)}</td><td>{esc(c.family)}</td><td>{esc(probe)}</td>"
-                     f"<td>{esc(c.sdk_version)}</td><td>{esc(c.cli_version)}</td><td>{before}</td><td>{now}</td>"
-                     f'<td class="cm-msg">{esc((c.new_error or "").splitlines()[0][:200] if c.new_error else "")}'
-                     "</td></tr>")
-    return "\n".join([*lines, "</tbody></table></div>", ""]) + "\n"

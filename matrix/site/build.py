@@ -19,20 +19,23 @@ from pathlib import Path
 import pandas as pd
 
 from matrix import HARNESS_VERSION, __version__
+from matrix.answers.changes import notes_of
 from matrix.answers.report import INTEGER_COLUMNS, REPORT_COLUMNS, records
 from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.storage import StorageError, writing
 from matrix.families.cosmo.pages import checks_in, standin_frame
-from matrix.site.answers_pages import changes_page, drift_page
+from matrix.site.answers_pages import drift_page
+from matrix.site.api import write_api
+from matrix.site.changes_page import changes_page
 from matrix.site.compare_pages import compare_slug, compared_families
+from matrix.site.feed import feed_xml
 from matrix.site.heatmap import save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
 from matrix.site.pages import SiteData
-from matrix.site.publish import roll
 from matrix.site.tree import write_pages
-from matrix.store.dataset import Sources
-from matrix.store.results import frame_of
+from matrix.store.dataset import Dataset, Sources
+from matrix.store.results import ROWS_FILE, frame_of
 
 __all__ = ["BuildResult", "build_site"]
 
@@ -128,12 +131,19 @@ def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) 
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
     data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
-    previous = roll(sources.results, rows, generated_at)
     pages = write_pages(data, docs, sources)
-    for rel, text in (("drift.md", drift_page(frame)), ("changes.md", changes_page(frame, previous, generated_at))):
+    published = {p.relative_to(docs).as_posix() for p in pages}
+    entries = [(e, notes_of(frame, e)) for e in (Dataset(sources.data).changes() if sources.data else [])]
+    # Only local rows can differ from the dataset: without them, no second read of it.
+    dataset = frame_of(Dataset(sources.data).read()[0]) if sources.data and (sources.results / ROWS_FILE).exists() \
+        else None
+    for rel, text in (("drift.md", drift_page(frame)),
+                      ("changes.md", changes_page(frame, entries, dataset, published)),
+                      ("feed.xml", feed_xml(entries, generated_at, published))):
         if not (docs / rel).exists() or (docs / rel).read_text() != text:
             (docs / rel).write_text(text)
         pages.append(docs / rel)
+    write_api(data, docs)
     _heatmaps(frame, docs / "assets")
     _data_twin(frame, docs / "data", generated_at, sources.inputs())
     executed = render_notebooks(root / "notebooks", sources, docs / "notebooks", cache / "notebooks")

@@ -93,18 +93,21 @@ def _same_numbers(hs: pd.DataFrame, families: list[str]) -> list[str]:
               '<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>SDK</th><th>CLI</th>'
               + "".join(f"<th>{esc(f)}</th>" for f in families) + "</tr></thead><tbody>"]
     differ = 0
+    cells_of = {f: {(str(r["sdk_version"]), str(r["cli_version"])): (str(r["outcome"]), r["error_message"])
+                    for r in p[["sdk_version", "cli_version", "outcome", "error_message"]].to_dict("records")}
+                for f, p in per.items()}
     for sdk in shared:
         for cli in sorted_versions(hs["cli_version"]):
-            rows = {f: per[f][(per[f]["sdk_version"] == sdk) & (per[f]["cli_version"] == cli)] for f in families}
-            if any(r.empty for r in rows.values()):
+            found = {f: cells_of[f].get((sdk, cli)) for f in families}
+            if any(r is None for r in found.values()):
                 continue
-            outcomes = {f: str(r["outcome"].iloc[0]) for f, r in rows.items()}
+            outcomes = {f: r[0] for f, r in found.items() if r is not None}
             if len(set(outcomes.values())) == 1:
                 continue
             differ += 1
             cells = "".join(
                 f'<td class="cm-msg"><a href="../versions/{f}/{sdk_slug(sdk)}.md">{badge(outcomes[f])}</a> '
-                f'{esc(esc_raw(rows[f]["error_message"].iloc[0])[:120])}</td>' for f in families)
+                f'{esc(esc_raw(r[1])[:120])}</td>' for f, r in found.items() if r is not None)
             lines.append(f"<tr><td>{esc(sdk)}</td><td>{esc(cli)}</td>{cells}</tr>")
     lines += ["</tbody></table></div>", "", f"{differ} cells differ.", ""]
     return lines

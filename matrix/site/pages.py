@@ -27,7 +27,7 @@ from matrix.answers.analysis import (
 )
 from matrix.ecosystems import get
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, esc, esc_raw, flaky_mark
+from matrix.markup import badge, embed_badge, esc, esc_raw, flaky_mark
 from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES
 from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT
 from matrix.store.results import Releases
@@ -281,6 +281,7 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
         lines += ["Connects, with a failure after connecting (compatible or degraded): "
                   + esc(", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects)),
                   ""]
+    lines += embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/")
     lines += ["## Every CLI version", "",
               '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
               "<th>protocol</th><th>after stop()</th><th>message names the versions</th>"
@@ -339,6 +340,7 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
     if leaky:
         lines += ["Work, but `stop()` leaves the CLI running:", "",
                   _pin_text(pin_lines(data.frame, family, cli=cli, leaky=True), leaky), ""]
+    lines += embed_badge(family, "cli", cli, f"{fam.cli_package} {cli}", f"versions/{family}/{cli_slug(cli)}/")
     lines += ["## Every SDK version", "",
               '<table class="cm-table"><thead><tr><th>SDK</th><th>outcome</th><th>launch flags the SDK used</th>'
               "<th>after stop()</th><th>error (exact)</th></tr></thead><tbody>"]

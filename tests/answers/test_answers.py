@@ -1,4 +1,4 @@
-"""can-i-ship, pins, diff, drift, semver findings, bisect and publish snapshots, on stored
+"""can-i-ship, pins, diff, drift, semver findings, and bisect, on stored
 result fixtures that include unknown and infra cells."""
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from matrix.answers.diff import diff_frames
 from matrix.answers.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
 from matrix.answers.ship import can_i_ship
 from matrix.commands.cli import main
-from matrix.model import Row
-from matrix.site.publish import roll
 from matrix.store.results import Store, load_frame
 from tests.conftest import make_row
 
@@ -181,18 +179,3 @@ def test_gaps_and_bisect_find_the_exact_boundary_with_few_probes() -> None:
     assert (b.last_same, b.first_other, b.exact) == ("1.5.0", "1.6.0", True) and len(probed) <= 4
     stopped = bisect_gap(low, "compatible", high, between, lambda v: "infra-error")
     assert not stopped.exact and "not a verdict" in stopped.note
-
-
-def test_publish_snapshots_compare_the_last_two_distinct_publishes(tmp_path: Path) -> None:
-    results = store(tmp_path)
-
-    def rows() -> list[Row]:
-        return Store(results).read()[0]
-
-    assert roll(results, rows(), "t1") is None  # the first publish
-    assert roll(results, rows(), "t1") is None  # unchanged: still nothing before it
-    Store(results).append(make_row("1.0.2", "2.0.0", "compatible"))
-    previous = roll(results, rows(), "t2")
-    assert previous is not None and previous.generated_at == "t1" and len(previous.frame) == len(CELLS)
-    again = roll(results, rows(), "t2")  # a rebuild of the same data shows the same comparison
-    assert again is not None and again.generated_at == "t1"

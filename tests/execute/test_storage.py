@@ -15,7 +15,7 @@ import pytest
 from matrix.execute.storage import StorageError, ensure_room, write_atomic
 from matrix.model import Row
 from matrix.store.results import ROWS_FILE, Store
-from tests.conftest import ROOT, make_row
+from tests.conftest import make_row, site_root
 from tests.families.copilot.relay import FRAMES, relay
 
 
@@ -101,13 +101,7 @@ def test_a_site_build_onto_a_full_disk_is_one_line_and_exit_3(tmpfs, fill, tmp_p
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     from matrix.commands.cli import main
 
-    root = ROOT
-    repo = tmp_path / "repo"
-    for name in ("docs", "notebooks"):
-        shutil.copytree(root / name, repo / name, ignore=shutil.ignore_patterns(
-            "index.md", "matrix", "versions", "assets", "data", "pins.md", "cosmo", "tolerance"))
-    shutil.copy(root / "docs" / "notebooks" / "index.md", repo / "docs" / "notebooks" / "index.md")
-    shutil.copy(root / "mkdocs.yml", repo / "mkdocs.yml")
+    repo = site_root(tmp_path / "repo")
     results = tmp_path / "results"
     store = Store(results)
     for n in range(3):

@@ -41,6 +41,8 @@ def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: 
     # Every environment installed first (a cold cache would otherwise have the kill land
     # among installs), then the results thrown away: the kill lands among probes.
     subprocess.run([sys.executable, "-m", "matrix.commands.cli", "run", *args], check=True, capture_output=True)
+    planned = (results / "rows.jsonl").read_text().count("\n")  # every cell of the config, once
+    assert planned >= 4 * 7
     (results / "rows.jsonl").unlink()
     seed = random.randrange(1_000_000)
     delay = random.Random(seed).uniform(1.0, 6.0)
@@ -58,7 +60,7 @@ def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: 
     assert again.returncode == 0, out.decode()
     rows = [json.loads(ln) for ln in (results / "rows.jsonl").read_text().split("\n") if ln]
     keys_after = [(r["family"], r["sdk_version"], r["cli_version"], r["probe"], r["mutation"]) for r in rows]
-    assert len(keys_after) == len(set(keys_after)) == 4 * 7, f"seed {seed}, killed after {delay:.1f}s"
+    assert len(keys_after) == len(set(keys_after)) == planned, f"seed {seed}, killed after {delay:.1f}s"
     assert keys_after[: len(keys)] == keys  # the killed run's rows stand; nothing was rewritten
     assert marked() == []
 
@@ -66,14 +68,20 @@ def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: 
 def test_sigint_mid_cell_leaves_no_process(tmp_path: Path) -> None:
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
-    victim = run(["--config", str(config), "--results", str(tmp_path / "r")])
-    deadline = time.monotonic() + 120
-    while not marked() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert marked(), "the probe never started"
-    time.sleep(2)
-    victim.send_signal(signal.SIGINT)
-    out, _ = victim.communicate(timeout=60)
+    # --data: the repository's committed history has this cell; it must be measured here.
+    victim = run(["--config", str(config), "--results", str(tmp_path / "r"), "--data", str(tmp_path / "no-data")])
+    try:
+        deadline = time.monotonic() + 120
+        while not marked() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marked(), "the probe never started"
+        time.sleep(2)
+        victim.send_signal(signal.SIGINT)
+        out, _ = victim.communicate(timeout=60)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.communicate()
     assert victim.returncode == 130, out.decode()
     assert marked() == []
 

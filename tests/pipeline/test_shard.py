@@ -67,3 +67,21 @@ def test_only_new_keeps_cells_of_versions_never_selected() -> None:
         ("1.0.0", "1.0.102"), ("1.0.4", "1.0.60"), ("1.0.4", "1.0.102")]
     cosmo = [Cell("cosmo-python", "0.6.1", "stand-in-1", "identity", "identity.exports")]
     assert only_new(cosmo, {"cosmo-python": {"sdk": {"0.6.1": None}}}, standin=True) == []
+
+
+def test_new_releases_are_those_neither_the_dataset_nor_a_measured_local_run_has(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A run stores the release lists it selected before it measures: those must stay new to
+    it, and to the next --new run when it was stopped before measuring any of their cells."""
+    from types import SimpleNamespace
+
+    from matrix.pipeline.workflow import _known_releases
+    from matrix.store.dataset import Sources
+    from matrix.store.results import Store, save_releases
+    from tests.conftest import make_row
+
+    store = Store(tmp_path / "results")
+    store.append(make_row("1.0.0", "2.0.0", "compatible"))
+    save_releases(store.directory, {"copilot-python": {"sdk": {"1.0.0": None, "1.0.1": None},
+                                                       "cli": {"2.0.0": None, "2.1.0": None}}})
+    state = SimpleNamespace(sources=Sources(store.directory, None), store=store)
+    assert _known_releases(state) == {"copilot-python": {"sdk": {"1.0.0": None}, "cli": {"2.0.0": None}}}

@@ -13,7 +13,7 @@ import pandas as pd
 from matrix.families.cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, esc, esc_raw, flaky_mark
+from matrix.markup import badge, embed_badge, esc, esc_raw, flaky_mark
 from matrix.store.dataset import Sources
 from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
@@ -270,6 +270,7 @@ def version_page(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -
             lines.append(f"| [{c.name}](#{_anchor(c.name)}) | {badge(str(r.outcome))} | "
                          f"{esc(summary(r)).replace('|', '&#124;')} |")
     lines.append("")
+    lines += embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"cosmo/{family}/sdk-{sdk}/")
     lines += ["## Closed sets in what the server sends", "", *_closed_sets(
         frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)], family, own_page=True)]
     for c in checks:

@@ -86,9 +86,8 @@ def test_a_start_still_waiting_on_an_exited_cli_is_stopped_by_the_watch(tmp_path
     plan = Plan.model_validate({"families": {"copilot-go": {}}})
     runner = Runner(plan, Store(tmp_path), cache_root(), proc.Reaper())
     with contextlib.closing(runner):
-        agent = runner._make("sdk", "go-agent", MODULE, "0.1.24")
-        assert isinstance(agent, GoAgent)
-        runner._ensure(agent)  # built by the fixture's run
+        agent = runner.make(GoAgent, "sdk", MODULE, "0.1.24")
+        runner.ensure(agent)  # built by the fixture's run
         cli = tmp_path / "copilot"  # a stand-in: this tests our watch, not the SDK
         cli.write_text("#!/bin/sh\nexit 7\n")
         cli.chmod(0o755)

@@ -101,15 +101,22 @@ def test_sigterm_mid_cell_leaves_no_process_and_keeps_rows(tmp_path: Path) -> No
 
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
+    # --data: the repository's committed history has this cell; it must be measured here.
     proc = subprocess.Popen([sys.executable, "-m", "matrix.commands.cli", "run", "--config", str(config),
-                             "--results", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while not marked() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert marked(), "the probe never started"
-    time.sleep(3)
-    os.kill(proc.pid, signal.SIGTERM)
-    out, _ = proc.communicate(timeout=60)
+                             "--results", str(tmp_path / "r"), "--data", str(tmp_path / "no-data")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not marked() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marked(), "the probe never started"
+        time.sleep(3)
+        os.kill(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, out.decode()
     assert marked() == []
     frame, warnings = load_frame(tmp_path / "r")

@@ -1,0 +1,287 @@
+"""The versioned JSON API under the site (``api/v1/``) and the badges (shields.io endpoint
+documents), for release bots and READMEs.
+
+The shape of every ``v1`` document is a pydantic model here, and its JSON Schema is committed
+beside this module (``api_schema/v1/``): a test fails when a model no longer produces the
+committed schema, so ``v1`` can only grow by a new version, never change under a consumer.
+
+Layout::
+
+    api/v1/index.json                          families, their packages and releases
+    api/v1/<family>/sdk/<version>.json         an SDK release: what it works with
+    api/v1/<family>/cli/<version>.json         a CLI release: which SDK releases work with it
+    api/v1/<family>/badge/sdk-<version>.json   shields.io endpoint, per release
+    api/v1/<family>/badge/cli-<version>.json
+    api/v1/schema/<document>.json              the JSON Schemas"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from matrix.answers.analysis import handshake, leak_ranges, pin_lines, working_ranges
+from matrix.families.registry import FAMILIES
+from matrix.markup import badge_path
+from matrix.site.pages import SiteData
+from matrix.versions import sort_by_version, sorted_versions
+
+__all__ = ["SCHEMAS", "write_api"]
+
+SCHEMA_DIR = Path(__file__).parent / "api_schema" / "v1"
+_GOOD = {"compatible", "surfaced", "ignored", "kept"}
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Release(_Doc):
+    version: str
+    released: str | None  # the registry's publication time, when known
+
+
+class Side(_Doc):
+    package: str
+    ecosystem: str | None  # "pypi", "npm", "go"; None for a stand-in the harness starts
+    releases: list[Release]
+
+
+class FamilyEntry(_Doc):
+    name: str
+    sdk: Side
+    other: Side
+    other_kind: Literal["cli", "server"]
+
+
+class Index(_Doc):
+    api: Literal["v1"] = "v1"
+    generated_at: str
+    families: list[FamilyEntry]
+
+
+class Span(_Doc):
+    """Consecutive measured releases of the other side that share the verdict."""
+
+    first: str
+    last: str
+    versions: list[str]
+
+
+class Cell(_Doc):
+    other: str  # the other side's release
+    outcome: str
+    protocol: int | None
+    error: str | None  # the first line of what the SDK raised
+    left_running: list[str]  # what stop() left behind
+    message_names_versions: bool | None  # grades of the SDK's failure message
+    message_actionable: bool | None
+    flaky: bool
+
+
+class Check(_Doc):
+    probe: str
+    check: str
+    outcome: str
+    error: str | None
+
+
+class Grades(_Doc):
+    """How the SDK's failure messages read, over the cells that failed."""
+
+    graded: int
+    names_versions: int
+    actionable: int
+
+
+class SdkRelease(_Doc):
+    api: Literal["v1"] = "v1"
+    family: str
+    package: str
+    version: str
+    released: str | None
+    other_package: str
+    works_with: list[str]  # what to write down, in the other side's ecosystem's syntax
+    works_with_spans: list[Span]
+    works_but_leaves_cli_running: list[str]
+    leaves_cli_running_spans: list[Span]
+    message_grades: Grades
+    cells: list[Cell]
+    tolerance: list[Check]  # every other probe of this release (unknown messages, fields, ...)
+
+
+class CliRelease(_Doc):
+    api: Literal["v1"] = "v1"
+    family: str
+    package: str
+    version: str
+    released: str | None
+    sdk_package: str
+    works_with: list[str]  # the SDK releases, in the SDK's ecosystem's syntax
+    works_with_spans: list[Span]
+    works_but_leaves_cli_running: list[str]
+    leaves_cli_running_spans: list[Span]
+    cells: list[Cell]
+
+
+class Badge(_Doc):
+    """shields.io's endpoint document."""
+
+    schemaVersion: Literal[1] = 1  # shields' own key
+    label: str
+    message: str
+    color: str
+
+
+SCHEMAS: dict[str, type[BaseModel]] = {"index": Index, "sdk-release": SdkRelease, "cli-release": CliRelease,
+                                       "badge": Badge}
+
+
+def schema_of(name: str) -> dict[str, object]:
+    return SCHEMAS[name].model_json_schema()
+
+
+def _first_line(value: object) -> str | None:
+    return value.strip().splitlines()[0][:300] if isinstance(value, str) and value.strip() else None
+
+
+def _bool(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _cells(rows: pd.DataFrame, other: str) -> list[Cell]:
+    return [Cell(other=str(r[other]), outcome=str(r["outcome"]),
+                 protocol=None if pd.isna(r["protocol"]) else int(r["protocol"]),
+                 error=_first_line(r["error_message"]), left_running=[str(x) for x in (r["leaked"] or [])],
+                 message_names_versions=_bool(r["message_names_versions"]),
+                 message_actionable=_bool(r["message_actionable"]), flaky=bool(r["flaky"]))
+            for r in sort_by_version(rows, other).to_dict("records")]
+
+
+def _spans(rs: list) -> list[Span]:  # type: ignore[type-arg]
+    return [Span(first=r.first, last=r.last, versions=list(r.versions)) for r in rs]
+
+
+def _bare(lines: list[str]) -> list[str]:
+    return [s.strip('"') for s in lines]  # the quotes are for a shell
+
+
+def sdk_release(data: SiteData, family: str, sdk: str) -> SdkRelease:
+    fam = FAMILIES[family]
+    rows = data.frame[(data.frame["family"] == family) & (data.frame["sdk_version"] == sdk)]
+    hs = rows[rows["probe"] == "handshake"]
+    failed = hs[hs["message_names_versions"].map(lambda v: isinstance(v, bool))]
+    others = rows[rows["probe"] != "handshake"].sort_values(["probe", "mutation"])
+    return SdkRelease(
+        family=family, package=fam.sdk_package, version=sdk,
+        released=data.releases.get(family, {}).get("sdk", {}).get(sdk), other_package=fam.cli_package,
+        works_with=_bare(pin_lines(data.frame, family, sdk=sdk)) if not hs.empty else [],
+        works_with_spans=_spans(working_ranges(data.frame, family, sdk=sdk)),
+        works_but_leaves_cli_running=_bare(pin_lines(data.frame, family, sdk=sdk, leaky=True)) if not hs.empty else [],
+        leaves_cli_running_spans=_spans(leak_ranges(data.frame, family, sdk=sdk)),
+        message_grades=Grades(graded=len(failed), names_versions=int((failed["message_names_versions"] == True).sum()),  # noqa: E712
+                              actionable=int((failed["message_actionable"] == True).sum())),  # noqa: E712
+        cells=_cells(hs, "cli_version"),
+        tolerance=[Check(probe=str(r["probe"]), check=str(r["mutation"]), outcome=str(r["outcome"]),
+                         error=_first_line(r["error_message"])) for r in others.to_dict("records")])
+
+
+def cli_release(data: SiteData, family: str, cli: str) -> CliRelease:
+    fam = FAMILIES[family]
+    hs = handshake(data.frame, family)
+    rows = hs[hs["cli_version"] == cli]
+    return CliRelease(
+        family=family, package=fam.cli_package, version=cli,
+        released=data.releases.get(family, {}).get("cli", {}).get(cli), sdk_package=fam.sdk_package,
+        works_with=_bare(pin_lines(data.frame, family, cli=cli)),
+        works_with_spans=_spans(working_ranges(data.frame, family, cli=cli)),
+        works_but_leaves_cli_running=_bare(pin_lines(data.frame, family, cli=cli, leaky=True)),
+        leaves_cli_running_spans=_spans(leak_ranges(data.frame, family, cli=cli)),
+        cells=_cells(rows, "sdk_version"))
+
+
+def _colour(outcome: str | None) -> str:
+    if outcome in _GOOD:
+        return "brightgreen"
+    if outcome == "degraded":
+        return "yellow"
+    if outcome in (None, "infra-error", "harness-error", "uninstallable", "not-applicable"):
+        return "lightgrey"
+    return "red"
+
+
+def _span_text(spans: list[Span]) -> str:
+    if not spans:
+        return "nothing measured works"
+    parts = [s.first if s.first == s.last else f"{s.first}-{s.last}" for s in spans]
+    more = f" (+{len(parts) - 2} more)" if len(parts) > 2 else ""
+    return ", ".join(parts[-2:]) + more
+
+
+def sdk_badge(doc: SdkRelease) -> Badge:
+    """Coloured by the pairing with the newest CLI measured: what a user upgrading meets."""
+    newest = doc.cells[-1].outcome if doc.cells else None
+    if doc.cells:
+        message = f"works with {doc.other_package} {_span_text(doc.works_with_spans)}"
+    else:  # a stand-in family: its checks
+        kept = sum(1 for c in doc.tolerance if c.outcome in _GOOD)
+        message = f"kept {kept} of {len(doc.tolerance)} checks"
+        newest = "kept" if doc.tolerance and kept == len(doc.tolerance) else ("broken" if doc.tolerance else None)
+    return Badge(label=f"{doc.package} {doc.version}", message=message, color=_colour(newest))
+
+
+def cli_badge(doc: CliRelease) -> Badge:
+    newest = doc.cells[-1].outcome if doc.cells else None
+    return Badge(label=f"{doc.package} {doc.version}",
+                 message=f"works with {doc.sdk_package} {_span_text(doc.works_with_spans)}", color=_colour(newest))
+
+
+def _put(path: Path, doc: BaseModel | dict[str, object], written: set[Path]) -> None:
+    text = (doc.model_dump_json(indent=1) if isinstance(doc, BaseModel) else json.dumps(doc, indent=1)) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    written.add(path)
+
+
+def write_api(data: SiteData, docs: Path) -> list[Path]:
+    """Every API document and badge under ``docs/api/v1``; documents of releases no longer
+    measured are removed."""
+    root, written = docs / "api" / "v1", set[Path]()
+    families = []
+    for family in sorted(data.frame["family"].unique()):
+        fam = FAMILIES.get(family)
+        if fam is None:
+            continue
+        rows = data.frame[data.frame["family"] == family]
+        dates = data.releases.get(family, {})
+        sdks = sorted_versions(rows["sdk_version"])
+        clis = [] if fam.standin else sorted_versions(handshake(rows)["cli_version"])
+        families.append(FamilyEntry(
+            name=family, other_kind="server" if fam.standin else "cli",
+            sdk=Side(package=fam.sdk_package, ecosystem=fam.sdk_ecosystem,
+                     releases=[Release(version=v, released=dates.get("sdk", {}).get(v)) for v in sdks]),
+            other=Side(package=fam.cli_package, ecosystem=None if fam.standin else fam.cli_ecosystem,
+                       releases=[Release(version=v, released=dates.get("cli", {}).get(v)) for v in clis])))
+        for sdk in sdks:
+            doc = sdk_release(data, family, sdk)
+            _put(root / family / "sdk" / f"{sdk}.json", doc, written)
+            _put(docs / badge_path(family, "sdk", sdk), sdk_badge(doc), written)
+        for cli in clis:
+            cdoc = cli_release(data, family, cli)
+            _put(root / family / "cli" / f"{cli}.json", cdoc, written)
+            _put(docs / badge_path(family, "cli", cli), cli_badge(cdoc), written)
+    _put(root / "index.json", Index(generated_at=data.generated_at, families=families), written)
+    for name in SCHEMAS:
+        target = root / "schema" / f"{name}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SCHEMA_DIR / f"{name}.json", target)
+        written.add(target)
+    for stale in root.rglob("*.json"):
+        if stale not in written:
+            stale.unlink()
+    return sorted(written)
