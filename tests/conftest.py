@@ -20,7 +20,8 @@ def site_root(dest: Path) -> Path:
     without its generated pages, to build a site of a test's own results into."""
     for name in ("docs", "notebooks", "overrides"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns(
-            "index.md", "matrix", "versions", "assets", "data", "pins.md", "api", "feed.xml"))
+            "index.md", "matrix", "versions", "assets", "data", "pins.md", "api", "feed.xml",
+            ".compat-matrix-generated"))
     shutil.copy(ROOT / "docs" / "notebooks" / "index.md", dest / "docs" / "notebooks" / "index.md")
     shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
     return dest

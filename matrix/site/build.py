@@ -25,6 +25,7 @@ from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.storage import StorageError, writing
 from matrix.families.cosmo.pages import checks_in, standin_frame
+from matrix.families.registry import FAMILIES
 from matrix.site.answers_pages import drift_page
 from matrix.site.api import write_api
 from matrix.site.changes_page import changes_page
@@ -122,30 +123,20 @@ def build_site(root: Path, sources: Sources | Path, site: Path, cache: Path, str
 
 def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) -> BuildResult:
     t0 = time.monotonic()
-    rows, warnings = sources.rows()
-    if not rows:
-        where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
-        raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
-    frame = frame_of(rows)
     docs = root / "docs"
-    # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
-    generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
-    data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
-    pages = write_pages(data, docs, sources)
-    published = {p.relative_to(docs).as_posix() for p in pages}
-    entries = [(e, notes_of(frame, e)) for e in (Dataset(sources.data).changes() if sources.data else [])]
-    # Only local rows can differ from the dataset: without them, no second read of it.
-    dataset = frame_of(Dataset(sources.data).read()[0]) if sources.data and (sources.results / ROWS_FILE).exists() \
-        else None
-    for rel, text in (("drift.md", drift_page(frame)),
-                      ("changes.md", changes_page(frame, entries, dataset, published)),
-                      ("feed.xml", feed_xml(entries, generated_at, published))):
-        if not (docs / rel).exists() or (docs / rel).read_text() != text:
-            (docs / rel).write_text(text)
-        pages.append(docs / rel)
-    write_api(data, docs)
-    _heatmaps(frame, docs / "assets")
-    _data_twin(frame, docs / "data", generated_at, sources.inputs())
+    # The generated pages are a function of the stored rows, our code and the site's address:
+    # when none changed since they were written, they are already the answer.
+    generated, key = docs / ".compat-matrix-generated", _generation_digest(sources)
+    try:
+        done = json.loads(generated.read_text())
+    except (OSError, ValueError):
+        done = {}
+    if done.get("key") == key and (docs / "index.md").exists():
+        count, warnings = int(done["pages"]), list(done["warnings"])
+    else:
+        generated.unlink(missing_ok=True)
+        count, warnings = _generate(sources, docs)
+        generated.write_text(json.dumps({"key": key, "pages": count, "warnings": warnings}))
     executed = render_notebooks(root / "notebooks", sources, docs / "notebooks", cache / "notebooks")
     # MkDocs's output is a function of its config, the docs tree and its own version: when
     # none changed since the last build into this site, that site is already the answer.
@@ -165,7 +156,48 @@ def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) 
                 raise StorageError(site, OSError(int(refused.group(1)), refused.group(2)))
             raise InfraError("mkdocs build", said[-3000:])
         stamp.write_text(key)
-    return BuildResult(site, len(pages), executed, time.monotonic() - t0, warnings)
+    return BuildResult(site, count, executed, time.monotonic() - t0, warnings)
+
+
+def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
+    """Every generated page, picture, feed, API document and the data twin; returns how many
+    pages, and what reading the rows warned about."""
+    rows, warnings = sources.rows()
+    if not rows:
+        where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
+        raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
+    frame = frame_of(rows)
+    # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
+    generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
+    data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
+    pages = write_pages(data, docs, sources)
+    published = {p.relative_to(docs).as_posix() for p in pages}
+    entries = [(e, notes_of(frame, e)) for e in (Dataset(sources.data).changes() if sources.data else [])]
+    # Only local rows can differ from the dataset: without them, no second read of it.
+    dataset = frame_of(Dataset(sources.data).read()[0]) if sources.data and (sources.results / ROWS_FILE).exists() \
+        else None
+    for rel, text in (("drift.md", drift_page(frame)),
+                      ("changes.md", changes_page(frame, entries, dataset, published)),
+                      ("feed.xml", feed_xml(entries, generated_at, published))):
+        if not (docs / rel).exists() or (docs / rel).read_text() != text:
+            (docs / rel).write_text(text)
+        pages.append(docs / rel)
+    write_api(data, docs)
+    _heatmaps(frame, docs / "assets")
+    _data_twin(frame, docs / "data", generated_at, sources.inputs())
+    return len(pages), warnings
+
+
+def _generation_digest(sources: Sources) -> str:
+    families = ",".join(sorted(FAMILIES))
+    digest = hashlib.sha256(f"{HARNESS_VERSION}:{__version__}:{families}:"
+                            f"{os.environ.get('COMPAT_MATRIX_SITE_URL', '')}".encode())
+    package = Path(__file__).resolve().parent.parent
+    code = sorted(p for p in package.rglob("*") if p.suffix in (".py", ".json") and p.is_file())
+    for path in [*sources.inputs(), *code]:
+        if path.exists():
+            digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _inputs_digest(root: Path, strict: bool) -> str:

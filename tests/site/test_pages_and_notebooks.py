@@ -160,3 +160,33 @@ def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:
     assert 'class="cm-stale"' in flaky_mark(older) and "run --stale" in flaky_mark(older)
     assert "stale" in flaky_mark(make_row("1", "1", "harness-error", family="f",
                                           harness_version=rules_version("handshake")))
+
+
+def test_an_unchanged_rebuild_generates_nothing_and_a_new_row_regenerates(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages of the whole history take most of a build: they are written again only when
+    the stored rows (or our code) changed. Notebooks and MkDocs keep their own caches; here
+    they are left out."""
+    import matrix.site.build as build
+    from tests.conftest import site_root
+
+    calls: list[int] = []
+    real = build._generate
+
+    def counted(sources: Sources, docs: Path) -> tuple[int, list[str]]:
+        calls.append(1)
+        return real(sources, docs)
+
+    monkeypatch.setattr(build, "_generate", counted)
+    monkeypatch.setattr(build, "render_notebooks", lambda *a: {})
+    monkeypatch.setattr(build, "_inputs_digest", lambda root, strict: "same")  # MkDocs: already built
+    root, site, results = site_root(tmp_path / "repo"), tmp_path / "site", stored(tmp_path)
+    site.mkdir()
+    (site / "index.html").write_text("built")
+    (site / ".compat-matrix-build").write_text("same")
+    first = build.build_site(root, Sources(results), site, tmp_path / "cache")
+    again = build.build_site(root, Sources(results), site, tmp_path / "cache")
+    assert calls == [1] and first.pages == again.pages > 0
+    Store(results).append(make_row("1.0.9", "1.0.102", "refused"))
+    build.build_site(root, Sources(results), site, tmp_path / "cache")
+    assert calls == [1, 1] and "1.0.9" in (root / "docs" / "versions" / "copilot-python" / "sdk-1.0.9.md").read_text()
