@@ -96,7 +96,11 @@ def tolerance_tables(frame: pd.DataFrame) -> list[Table]:
         table = Table(title=f"{family} · tolerance", pad_edge=False)
         table.add_column("SDK (CLI)", style="bold", no_wrap=True)
         for rule in rules:
-            table.add_column(rule.replace(".", ".\n", 1), justify="center")
+            heading = rule.replace(".", ".\n", 1)
+            said = part[part["mutation"] == rule]["outcome"].astype(str)
+            # Wide enough for the heading's longest line and the longest outcome: never cut.
+            width = max([len(line) for line in heading.splitlines()] + [len(o) for o in said])
+            table.add_column(heading, justify="center", no_wrap=True, min_width=width)
         for sdk in sorted(part["sdk_version"].unique(), key=sort_key):
             rows = part[part["sdk_version"] == sdk]
             got = {str(r.mutation): str(r.outcome) for r in rows.itertuples()}
@@ -120,7 +124,7 @@ def summary_table(frame: pd.DataFrame) -> Table:
 
 def _print_wide(table: Table, console: Console, first: int, each: int) -> None:
     """A matrix cut to the terminal's width hides cells; print it at the width it needs."""
-    need = first + each * (len(table.columns) - 1)
+    need = first + sum(max(each, (c.min_width or 0) + 3) for c in table.columns[1:]) + 2
     wide = console if console.width >= need else Console(
         width=need, force_terminal=console.is_terminal, no_color=console.no_color)
     wide.print(table)

@@ -115,3 +115,10 @@ class Family(ABC):
     def pages(self, frame: pd.DataFrame, sources: Sources) -> dict[str, str]:
         """Pages of this family's own (relative path -> Markdown), beside the matrix pages."""
         return {}
+
+    def reproduction(self, sdk_version: str, cli_version: str, api_style: str | None, name: str) -> str | None:
+        """A shell script, saved as ``name``, that shows what ``sdk_version`` does against a
+        CLI release (its first argument, ``cli_version`` by default) outside the harness,
+        through the SDK's public API only. ``api_style``: what the agent recorded of how this
+        release is constructed. None: no reproduction for this family."""
+        return None

@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 from matrix.model import OUTCOME_INFO, Outcome
 from matrix.versions import sort_key
 
-__all__ = ["compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
+__all__ = ["cell_label", "compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
 
 _ORDER = list(OUTCOME_INFO)
 LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after stop()
@@ -32,6 +32,16 @@ _MARK = {Outcome.REFUSED: "R", Outcome.LAUNCH_FAILED: "L", Outcome.HANG: "H", Ou
          Outcome.FATAL: "F", Outcome.NOT_APPLICABLE: "-", Outcome.KEPT: "K", Outcome.BROKEN: "B"}
 
 
+def cell_label(rec: Mapping[Any, Any]) -> str:
+    """What a cell says in a heatmap: the negotiated protocol when it connected, else the
+    outcome's letter; marked when the SDK left a process running after stop()."""
+    o = Outcome(str(rec["outcome"]))
+    proto: Any = rec.get("protocol")
+    connected = o in (Outcome.COMPATIBLE, Outcome.DEGRADED)
+    text = str(int(proto)) if connected and proto is not None and proto == proto else _MARK.get(o, "")
+    return text + (LEAK_MARK if _leaked(rec) else "")
+
+
 def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], columns: str = "cli_version") -> None:
     """Colour one cell per row of ``frame`` (SDK version down, ``columns`` across) and write
     the negotiated protocol, or the outcome's letter, in it."""
@@ -41,13 +51,8 @@ def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], c
         if str(rec[columns]) not in cols or str(rec["sdk_version"]) not in rows:
             continue
         i, j = rows.index(str(rec["sdk_version"])), cols.index(str(rec[columns]))
-        o = Outcome(str(rec["outcome"]))
-        grid[i, j] = _CODE[o.value]
-        proto: Any = rec.get("protocol")
-        connected = o in (Outcome.COMPATIBLE, Outcome.DEGRADED)
-        labels[(i, j)] = str(int(proto)) if connected and proto is not None and proto == proto else _MARK.get(o, "")
-        if _leaked(rec):
-            labels[(i, j)] += LEAK_MARK
+        grid[i, j] = _CODE[str(rec["outcome"])]
+        labels[(i, j)] = cell_label(rec)
     cmap = ListedColormap([OUTCOME_INFO[o][0] for o in _ORDER])
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(_ORDER) - 1, aspect="equal", interpolation="nearest")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)

@@ -29,12 +29,15 @@ from matrix.ecosystems import get
 from matrix.families.registry import FAMILIES
 from matrix.markup import badge, embed_badge, esc, esc_raw, flaky_mark
 from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES
+from matrix.site.answer_lines import answer_lines
+from matrix.site.grid import grid_of
 from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT
+from matrix.site.render import render
 from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["SiteData", "cli_page", "cli_slug", "home", "matrix_page", "pins_page", "sdk_page", "sdk_slug",
-           "versions_index", "write"]
+__all__ = ["SiteData", "cli_page", "cli_slug", "home", "matrix_page", "pins_page", "repro_name", "reproduction",
+           "sdk_page", "sdk_slug", "versions_index", "write"]
 
 EXCERPT = 160
 # Front matter for pages whose tables need the width the table of contents would take.
@@ -133,8 +136,10 @@ def home(data: SiteData) -> str:
                       for f in fams)
     return f"""# compat-matrix
 
+{render("home-answers.html", lines=answer_lines(data.frame))}
+
 Which released SDK versions work with which released CLI versions, **measured**: every cell
-below is one real SDK release from its registry, started against one real CLI release (or,
+is one real SDK release from its registry, started against one real CLI release (or,
 for Cosmo, whose backend is not reachable, a strict local stand-in of it) in a sandbox.
 Nothing here is inferred from version numbers.
 
@@ -183,7 +188,11 @@ version; letters mark failures (R refused, L launch-failed, H hang, C crashed,
 U uninstallable, ? infra error, ! harness error); {LEAK_MARK} marks a cell whose SDK left a
 process it started running after `stop()` returned.
 
-![{family} handshake heatmap](../assets/heatmap-{family}.png){{ .cm-heatmap }}
+Hover a cell for its outcome and the first line of its error; click it for its evidence.
+The same as a picture: [heatmap-{family}.png](../assets/heatmap-{family}.png).
+
+{render("grid-colours.html")}
+{render("grid.html", grid=grid_of(data.frame, data.releases, family))}
 
 ## Every cell
 
@@ -282,18 +291,56 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
                   + esc(", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects)),
                   ""]
     lines += embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/")
+    script = repro_name(sdk)
+    if fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), script) is not None:
+        lines += ["## Reproduce a cell", "",
+                  f"[{esc(script)}]({esc(script)}) shows what this release does against any CLI release, outside "
+                  "compat-matrix: it installs both from their registries into a temporary directory and runs a few "
+                  "lines of the SDK's public API (start, ping, status, stop), printing each step. Ready for an "
+                  "upstream bug report:", "", "```sh", f"sh {script} CLI_VERSION", "```", ""]
     lines += ["## Every CLI version", "",
+              "Each row is a cell's evidence (link to it with `#cli-VERSION`): what the SDK did, how long each "
+              "step took, the flags it launched the CLI with, the runtime, what `stop()` left.", "",
               '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
-              "<th>protocol</th><th>after stop()</th><th>message names the versions</th>"
-              "<th>message says what to do</th><th>error (exact)</th></tr></thead><tbody>"]
+              "<th>protocol</th><th>seconds: start · calls · stop</th><th>after stop()</th>"
+              "<th>message names the versions</th><th>message says what to do</th><th>launch flags · runtime</th>"
+              "<th>error (exact)</th></tr></thead><tbody>"]
     for r in rows.itertuples():
-        lines.append(f'<tr><td><a href="../{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
-                     f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td>"
+        detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
+        argv = " ".join(detail.get("launch_argv") or []) or "(not launched)"
+        steps = " · ".join(_num(round(x, 2)) if isinstance(x, (int, float)) and x == x else "–"
+                           for x in (r.start_seconds, r.calls_seconds, r.stop_seconds))
+        lines.append(f'<tr id="cli-{esc(r.cli_version)}"><td><a href="../{cli_slug(str(r.cli_version))}/">'
+                     f"{esc(r.cli_version)}</a></td>"
+                     f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td><td>{steps}</td>"
                      f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
                      f"<td>{_grade(r.message_names_versions)}</td><td>{_grade(r.message_actionable)}</td>"
+                     f"<td><code>{esc(argv)}</code> · {esc(r.node_runtime or '–')}</td>"
                      f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
     lines += ["</tbody></table>", ""]
     return "\n".join(lines)
+
+
+def repro_name(sdk: str) -> str:
+    """The reproduction script's file, beside the SDK release's page."""
+    return f"{sdk_slug(sdk)}.repro.sh"
+
+
+def _api_style(rows: pd.DataFrame) -> str | None:
+    """How the harness constructed this release's client (the newest row that says)."""
+    for d in reversed(list(rows["detail"])):
+        api = d.get("api") if isinstance(d, dict) else None
+        if isinstance(api, dict) and isinstance(api.get("style"), str):
+            return str(api["style"])
+    return None
+
+
+def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
+    """The reproduction script of an SDK release, for its newest measured CLI by default."""
+    rows = sort_by_version(handshake(data.frame, family).query("sdk_version == @sdk"), "cli_version")
+    if rows.empty:
+        return None
+    return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), repro_name(sdk))
 
 
 def cli_page(data: SiteData, family: str, cli: str) -> str:

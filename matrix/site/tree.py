@@ -8,6 +8,7 @@ from pathlib import Path
 
 from matrix.answers.analysis import handshake
 from matrix.families.registry import FAMILIES
+from matrix.site.answer_lines import answer_lines
 from matrix.site.compare_pages import compare_pages
 from matrix.site.pages import (
     SiteData,
@@ -16,6 +17,8 @@ from matrix.site.pages import (
     home,
     matrix_page,
     pins_page,
+    repro_name,
+    reproduction,
     sdk_page,
     sdk_slug,
     versions_index,
@@ -25,6 +28,23 @@ from matrix.store.dataset import Sources
 from matrix.versions import sorted_versions
 
 __all__ = ["write_pages"]
+
+
+def matrices_index(data: SiteData, families: list[str], side_by_side: list[str]) -> str:
+    """Each family's matrix small, with its one-line answer, then the side-by-side pages."""
+    answers = {a.family: a for a in answer_lines(data.frame)}
+    lines = ["# Matrices", ""]
+    for f in families:
+        a = answers.get(f)
+        lines += [f"## [{f}]({f}.md)", ""]
+        if a is not None:
+            lines += [f"The newest {a.sdk_package}, **{a.newest_sdk}**, works with {a.cli_package} "
+                      f"**{a.sdk_works_with}**; the newest {a.cli_package}, **{a.newest_cli}**, works with "
+                      f"{a.sdk_package} **{a.cli_works_with}**.", ""]
+        lines += [f"[![{f} handshake matrix](../assets/heatmap-{f}.png){{ .cm-thumb }}]({f}.md)", ""]
+    if side_by_side:
+        lines += ["## Side by side", "", *side_by_side, ""]
+    return "\n".join(lines)
 
 
 def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> list[Path]:
@@ -40,8 +60,7 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
     compared = compare_pages(data.frame)
     side_by_side = [f"- [{rel.removeprefix('matrix/').removesuffix('.md')}]({rel.removeprefix('matrix/')}): "
                     "the SDK families against the same CLI versions" for rel in compared]
-    put("matrix/index.md", "# Matrices\n\n" + "\n".join([*(f"- [{f}]({f}.md)" for f in families), *side_by_side])
-        + "\n")
+    put("matrix/index.md", matrices_index(data, families, side_by_side))
     for rel, text in compared.items():
         put(rel, text)
     for family in families:
@@ -49,6 +68,9 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
         sub = handshake(data.frame, family)
         for sdk in sorted_versions(sub["sdk_version"]):
             put(f"versions/{family}/{sdk_slug(sdk)}.md", sdk_page(data, family, sdk))
+            script = reproduction(data, family, sdk)
+            if script is not None:
+                put(f"versions/{family}/{repro_name(sdk)}", script)
         for cli in sorted_versions(sub["cli_version"]):
             put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
     put("versions/index.md", versions_index(data))
@@ -62,7 +84,7 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
     # Pages of versions no longer in the results must not stay published.
     keep = set(written)
     for folder in ("matrix", "versions", *sorted({rel.split("/", 1)[0] for rel in own if "/" in rel})):
-        for stale in (docs / folder).rglob("*.md"):
+        for stale in (*(docs / folder).rglob("*.md"), *(docs / folder).rglob("*.repro.sh")):
             if stale not in keep:
                 stale.unlink()
     return written

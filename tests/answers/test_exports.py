@@ -92,3 +92,23 @@ def test_csv_values_have_the_documented_type(column: str) -> None:
 def test_the_protocol_is_a_whole_number_not_a_float() -> None:
     assert [r["protocol"] for r in records(rows())] == [None, 3, 3]
     assert [r["protocol"] for r in csv.DictReader(io.StringIO(to_csv(rows())))] == ["", "3", "3"]
+
+
+def test_the_terminal_report_cuts_no_check_name_or_outcome(capsys: pytest.CaptureFixture[str]) -> None:
+    """Cosmo's checks have long names and long outcomes ("not-applicable"): each column is as
+    wide as they are, on an 80-column terminal too."""
+    from rich.console import Console
+
+    from matrix.answers.report import print_report
+    from tests.conftest import make_row
+
+    checks = [("set.user-speech-timeout.action.type", "not-applicable"), ("enum.error-code", "downgraded"),
+              *((f"set.frame-{n}.a-long-field-name", "not-applicable") for n in range(12))]
+    rows = [make_row(sdk, "stand-in-1", outcome, family="cosmo-python", probe="tolerance", mutation=check)
+            for sdk in ("0.5.1", "0.6.1") for check, outcome in checks]
+    console = Console(width=80, record=True, force_terminal=False)
+    print_report(frame_of(rows), console)
+    text = console.export_text() + capsys.readouterr().out  # a table wider than the terminal goes to stdout
+    assert "…" not in text
+    assert "not-applicable" in text and "user-speech-timeout.action.type" in text
+    assert all(f"frame-{n}.a-long-field-name" in text for n in range(12))

@@ -18,8 +18,8 @@ import pytest
 
 from matrix.model import Row
 from matrix.site.build import build_site
-from matrix.store.results import Store, load_frame
-from tests.conftest import make_row, site_root
+from matrix.store.results import Store, load_frame, save_releases
+from tests.conftest import ROOT, make_row, site_root
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 EVIL = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><b>bold</b>'
@@ -70,6 +70,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     store = Store(results)
     for r in rows():
         store.append(r)
+    # Release dates against version order for the CLIs: ordering by date must reverse them.
+    save_releases(results, {"copilot-python": {
+        "sdk": {v: f"2026-0{i + 1}-01T00:00:00Z" for i, v in enumerate(["0.1.10", "0.1.32", "1.0.0", "1.0.27"])},
+        "cli": {v: f"2026-0{4 - i}-01T00:00:00Z" for i, v in enumerate(["0.0.354", "0.0.402", "1.0.60", "1.0.102"])}}})
     build_site(root, results, tmp / "out", tmp / "cache")
     handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp / "out"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -97,9 +101,58 @@ def page(site: tuple[str, Path]):  # type: ignore[no-untyped-def]
         browser.close()
 
 
-def test_heatmap_is_displayed(page) -> None:  # type: ignore[no-untyped-def]
-    width = page.eval_on_selector("img.cm-heatmap", "img => img.complete ? img.naturalWidth : 0")
-    assert width > 0
+def test_the_matrix_is_html_a_cell_per_pair_with_its_tooltip_and_evidence(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    frame, _ = load_frame(site[1])
+    cells = page.locator("table.cm-grid tbody td")
+    assert cells.count() == len(frame)
+    evil = page.locator('table.cm-grid tbody tr:has(th:has-text("0.1.10")) td').nth(3)
+    assert evil.get_attribute("title").startswith("SDK 0.1.10 × CLI 1.0.102: ")
+    assert "<script>" in evil.get_attribute("title")  # the error's first line, as text
+    href = evil.locator("a").get_attribute("href")
+    assert href.endswith("versions/copilot-python/sdk-0.1.10/#cli-1.0.102")
+    position = page.eval_on_selector("table.cm-grid thead th", "th => getComputedStyle(th).position")
+    assert position == "sticky"
+
+
+def test_the_matrix_orders_by_release_date(page) -> None:  # type: ignore[no-untyped-def]
+    def columns() -> list[str]:
+        return page.locator("table.cm-grid thead th a").all_inner_texts()
+
+    assert columns() == ["0.0.354", "0.0.402", "1.0.60", "1.0.102"]
+    page.click("button[data-cm-order=date]")
+    assert columns() == ["1.0.102", "1.0.60", "0.0.402", "0.0.354"]
+    first_row = page.locator("table.cm-grid tbody tr").first.locator("td").all_inner_texts()
+    page.click("button[data-cm-order=version]")
+    assert columns() == ["0.0.354", "0.0.402", "1.0.60", "1.0.102"]
+    assert page.locator("table.cm-grid tbody tr").first.locator("td").all_inner_texts() == first_row[::-1]
+
+
+def test_a_cell_opens_its_evidence(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    try:
+        page.locator('table.cm-grid tbody tr:has(th:has-text("1.0.27")) td a').first.click()
+        page.wait_for_load_state()
+        assert page.url.endswith("/versions/copilot-python/sdk-1.0.27/#cli-0.0.354")
+        assert page.locator('tr[id="cli-0.0.354"]').count() == 1
+        assert page.locator("a[href$='sdk-1.0.27.repro.sh']").count() == 1
+    finally:
+        page.goto(site[0] + "/matrix/copilot-python/")
+
+
+def test_the_picker_answers_from_the_api(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    try:
+        page.goto(site[0] + "/")
+        assert page.locator('link[rel=alternate][type="application/atom+xml"]').count() == 1
+        page.select_option("select[data-cm-family]", "copilot-python")
+        page.select_option("select[data-cm-version]", "0.1.10")
+        answer = page.locator("[data-cm-answer]")
+        answer.locator("a").wait_for()
+        text = answer.inner_text()
+    finally:
+        page.goto(site[0] + "/matrix/copilot-python/")
+    frame, _ = load_frame(site[1])
+    works = frame[(frame["sdk_version"] == "0.1.10") & (frame["outcome"] == "compatible")]["cli_version"].tolist()
+    assert works and all(f'npm install "@github/copilot@{v}"' in text for v in works), text
+    assert "Outside that range" in text and "refused" in text and "Recommended pair" in text
 
 
 def test_table_has_a_row_per_cell(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
@@ -141,3 +194,43 @@ def test_home_counts_equal_the_dataframe(site: tuple[str, Path]) -> None:
     expected = {str(k): int(v) for k, v in frame["outcome"].value_counts().items()}
     expected["total"] = len(frame)
     assert shown == expected
+
+
+def test_the_full_history_matrix_loads_and_reorders(page, site: tuple[str, Path],  # type: ignore[no-untyped-def]
+                                                    tmp_path: Path) -> None:
+    """49 SDK releases × 98 CLI releases, the size of one family's whole history. The load
+    and the reorder are printed (figures, not limits): see the Performance page."""
+    import time
+
+    from matrix.site.grid import grid_of
+    from matrix.site.render import render
+    from matrix.store.results import frame_of
+
+    sdks = [f"1.0.{i}" for i in range(49)]
+    clis = [f"1.0.{j}" for j in range(98)]
+    outcomes = ["compatible", "refused", "launch-failed", "hang", "crashed", "degraded"]
+    big = frame_of([make_row(s, c, outcomes[(i * 7 + j) % 6], protocol=3 if (i * 7 + j) % 6 == 0 else None,
+                             error_message="SDK protocol version mismatch: SDK expects version 2, but server reports 3")
+                    for i, s in enumerate(sdks) for j, c in enumerate(clis)])
+    dates = {"copilot-python": {"sdk": {s: f"2026-01-{1 + i % 28:02d}" for i, s in enumerate(sdks)},
+                                "cli": {c: f"2025-{1 + j % 12:02d}-01" for j, c in enumerate(clis)}}}
+    for name in ("stylesheets/extra.css", "javascripts/grid.js"):
+        (tmp_path / Path(name).name).write_text((ROOT / "docs" / name).read_text())
+    html = ('<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="extra.css"></head>'
+            '<body><article class="md-typeset">' + render("grid-colours.html")
+            + render("grid.html", grid=grid_of(big, dates, "copilot-python"))
+            + '</article><script src="grid.js"></script></body></html>')
+    (tmp_path / "grid.html").write_text(html)
+    try:
+        page.goto((tmp_path / "grid.html").as_uri())
+        load = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+        assert page.locator("table.cm-grid tbody td").count() == 49 * 98
+        t0 = time.monotonic()
+        page.click("button[data-cm-order=date]")
+        reorder = time.monotonic() - t0
+        first = page.locator("table.cm-grid thead th a").first.inner_text()
+        assert first == "1.0.0"  # released 2025-01-01, the earliest with 1.0.12, 1.0.24, ...
+        print(f"\n49 × 98 grid: {len(html) / 1e6:.2f} MB of HTML, loaded in {load:.0f} ms, "
+              f"reordered by release date in {reorder * 1000:.0f} ms")
+    finally:
+        page.goto(site[0] + "/matrix/copilot-python/")

@@ -18,6 +18,7 @@ from matrix.execute import proc
 from matrix.execute.environment import Environment
 from matrix.execute.sandbox import install_env
 from matrix.families.base import Context, Family, MakeEnv, Planning
+from matrix.families.copilot import repro
 from matrix.families.copilot.cli import CliInstall, Runtime, RuntimeSource, prepare_cli, self_reported_version
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.shim import RULES
@@ -73,6 +74,9 @@ class CopilotFamily(Family):
     phases: tuple[str, ...] = ("handshake", "tolerance", "contract")
 
     # -- planning ----------------------------------------------------------------------
+
+    def reproduction(self, sdk_version: str, cli_version: str, api_style: str | None, name: str) -> str | None:
+        return repro.script(self.name, self.sdk_package, sdk_version, self.cli_package, cli_version, api_style, name)
 
     def plan(self, phase: str, planning: Planning) -> list[Cell]:
         if phase not in planning.probes:

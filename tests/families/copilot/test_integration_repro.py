@@ -1,0 +1,51 @@
+"""The reproduction scripts the site publishes, run as a reader would (plain `sh`, outside
+the harness), for three stored cells of different outcomes: each shows the same thing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from matrix.site.pages import SiteData, reproduction
+from matrix.store.dataset import Dataset
+from matrix.store.results import frame_of
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+# (SDK, CLI, stored outcome): picked from the committed dataset.
+CELLS = [("1.0.27", "1.0.89", "compatible"), ("1.0.9", "0.0.420", "refused"), ("0.2.0", "1.0.89", "crashed")]
+
+
+@pytest.fixture(scope="module")
+def data() -> SiteData:
+    rows = [r for r in Dataset(ROOT / "data").read()[0]
+            if r.family == "copilot-python" and r.sdk_version in {s for s, _, _ in CELLS}]
+    return SiteData(frame=frame_of(rows), releases={}, generated_at="t")
+
+
+@pytest.mark.parametrize(("sdk", "cli", "outcome"), CELLS)
+def test_the_script_shows_what_the_cell_says(data: SiteData, tmp_path: Path, sdk: str, cli: str, outcome: str,
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    stored = data.frame[(data.frame["sdk_version"] == sdk) & (data.frame["cli_version"] == cli)
+                        & (data.frame["probe"] == "handshake")].iloc[0]
+    assert stored["outcome"] == outcome  # the dataset still says what this test was written for
+    script = reproduction(data, "copilot-python", sdk)
+    assert script is not None
+    path = tmp_path / f"sdk-{sdk}.repro.sh"
+    path.write_text(script)
+    cache = tmp_path_factory.getbasetemp() / "npm-cache"
+    env = {**os.environ, "npm_config_cache": str(cache)}  # the reader's shell
+    res = subprocess.run(["sh", str(path), cli], capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    said = res.stdout + res.stderr
+    if outcome == "compatible":
+        assert res.returncode == 0 and "started" in said and "stopped" in said, said
+    else:
+        first = str(stored["error_message"]).splitlines()[0]
+        assert res.returncode != 0, said
+        assert str(stored["error_type"]) in said, said
+        # The message, up to what changes from run to run (a time stamp in a crash).
+        assert first[:45] in said, (first, said)
