@@ -12,7 +12,20 @@ from urllib.parse import quote
 from matrix import rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
-__all__ = ["badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark"]
+__all__ = ["TABLE_END", "WIDE", "badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark", "sortable"]
+
+
+# Front matter of a page whose tables need the width the table of contents would take.
+WIDE = ["---", "hide:", "  - toc", "---", ""]
+TABLE_END = "</tbody></table></div>"
+
+
+def sortable(headers: list[str], css: str = "") -> str:
+    """The start of a table the site's script sorts (click a header) and filters, up to its
+    body: ``headers`` are HTML (escape third-party text first); close it with ``TABLE_END``."""
+    cls = f"cm-table {css}".strip()
+    return (f'<div class="cm-table-wrap"><table class="{cls}" data-cm-sortable><thead><tr>'
+            + "".join(f"<th>{h}</th>" if not h.startswith("<th") else h for h in headers) + "</tr></thead><tbody>")
 
 
 def esc(value: Any) -> str:

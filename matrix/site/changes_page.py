@@ -7,7 +7,7 @@ import pandas as pd
 
 from matrix.answers.changes import ReleaseNote
 from matrix.answers.diff import KINDS, _kind, diff_frames
-from matrix.markup import badge, esc
+from matrix.markup import TABLE_END, badge, esc, sortable
 from matrix.store.changelog import Entry, Move
 
 __all__ = ["changes_page", "release_page"]
@@ -57,9 +57,7 @@ def _move_rows(moves: list[Move]) -> list[str]:
     return rows
 
 
-_MOVES_HEAD = ('<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>change</th>'
-               "<th>family</th><th>probe</th><th>SDK</th><th>CLI</th><th>before</th><th>now</th><th>now says</th>"
-               "</tr></thead><tbody>")
+_MOVES_HEAD = sortable(["change", "family", "probe", "SDK", "CLI", "before", "now", "now says"])
 
 
 def _pending(dataset: pd.DataFrame | None, frame: pd.DataFrame) -> list[str]:
@@ -78,7 +76,7 @@ def _pending(dataset: pd.DataFrame | None, frame: pd.DataFrame) -> list[str]:
              "locally. They are shown on this site; they enter the dataset (and the list below) when a maintainer "
              "folds them (`compat-matrix fold`).", ""]
     if moved:
-        lines += [_MOVES_HEAD, *_move_rows(moved), "</tbody></table></div>", ""]
+        lines += [_MOVES_HEAD, *_move_rows(moved), TABLE_END, ""]
     return lines
 
 
@@ -102,11 +100,10 @@ def changes_page(frame: pd.DataFrame, entries: list[tuple[Entry, list[ReleaseNot
                   f"Folded {esc(entry.at)}: {entry.cells_added} new cells, {entry.cells_measured_again} measured "
                   f"again; **{broke + regress} regression(s)**.", ""]
         if notes:
-            lines += ['<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr>'
-                      "<th>release</th><th>family</th><th>works with (measured)</th><th>broke</th></tr></thead><tbody>"]
+            lines += [sortable(["release", "family", "works with (measured)", "broke"])]
             lines += [f"<tr><td>{_link(n, pages)}</td><td>{esc(n.family)}</td><td>{_works(n)}</td>"
                       f"<td>{_broke(n)}</td></tr>" for n in notes]
-            lines += ["</tbody></table></div>", ""]
+            lines += [TABLE_END, ""]
         if entry.moved:
-            lines += [_MOVES_HEAD, *_move_rows(list(entry.moved)), "</tbody></table></div>", ""]
+            lines += [_MOVES_HEAD, *_move_rows(list(entry.moved)), TABLE_END, ""]
     return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ import pandas as pd
 
 from matrix.answers.analysis import WORKS, handshake
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, esc, esc_raw
+from matrix.markup import TABLE_END, WIDE, badge, esc, esc_raw, sortable
 from matrix.site.pages import cli_slug, sdk_slug
 from matrix.versions import sorted_versions
 
@@ -38,14 +38,13 @@ def _summary(part: pd.DataFrame) -> str:
 def compare_page(frame: pd.DataFrame, cli_package: str, families: list[str], image: str) -> str:
     hs = handshake(frame)
     clis = sorted_versions(hs[hs["family"].isin(families)]["cli_version"])
-    lines = ["---", "hide:", "  - toc", "---", "", f"# {esc(cli_package)}: the SDKs side by side", "",
+    lines = [*WIDE, f"# {esc(cli_package)}: the SDKs side by side", "",
              f"{len(families)} SDK families measured against the same {len(clis)} {esc(cli_package)} versions. "
              "Each band of the picture is one family; a column is one CLI version in every band.", "",
              f"![side by side]({image}){{ .cm-heatmap }}", "",
              "## Per CLI version", "", "Which of each family's measured SDK versions work with it, and how the "
              "rest ended.", "",
-             '<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>CLI</th>'
-             + "".join(f"<th>{esc(f)}</th>" for f in families) + "</tr></thead><tbody>"]
+             sortable(["CLI", *(esc(f) for f in families)])]
     for cli in clis:
         cells = []
         for f in families:
@@ -54,7 +53,7 @@ def compare_page(frame: pd.DataFrame, cli_package: str, families: list[str], ima
             cells.append(f'<td><a href="{link}">{esc(f)}</a>: {_summary(part)}</td>' if not part.empty
                          else "<td>not measured</td>")
         lines.append(f"<tr><td>{esc(cli)}</td>{''.join(cells)}</tr>")
-    lines += ["</tbody></table></div>", ""]
+    lines += [TABLE_END, ""]
     lines += _tolerance(frame, families)
     lines += _same_numbers(hs, families)
     return "\n".join(lines) + "\n"
@@ -77,7 +76,7 @@ def _tolerance(frame: pd.DataFrame, families: list[str]) -> list[str]:
             cells.append("<td>" + (" ".join(f"{badge(str(o))}&nbsp;{int(n)}" for o, n in counts.items())
                                    or "not measured") + "</td>")
         lines.append(f"<tr><td><code>{esc(rule)}</code></td>{''.join(cells)}</tr>")
-    return [*lines, "</tbody></table></div>", ""]
+    return [*lines, TABLE_END, ""]
 
 
 def _same_numbers(hs: pd.DataFrame, families: list[str]) -> list[str]:
@@ -90,8 +89,7 @@ def _same_numbers(hs: pd.DataFrame, families: list[str]) -> list[str]:
         return [*lines, "No SDK version number was measured in more than one family.", ""]
     lines += [f"SDK version numbers measured in every family: {', '.join(esc(v) for v in shared)}. Cells where the "
               "families' outcomes differ against the same CLI:", "",
-              '<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>SDK</th><th>CLI</th>'
-              + "".join(f"<th>{esc(f)}</th>" for f in families) + "</tr></thead><tbody>"]
+              sortable(["SDK", "CLI", *(esc(f) for f in families)])]
     differ = 0
     cells_of = {f: {(str(r["sdk_version"]), str(r["cli_version"])): (str(r["outcome"]), r["error_message"])
                     for r in p[["sdk_version", "cli_version", "outcome", "error_message"]].to_dict("records")}
@@ -109,7 +107,7 @@ def _same_numbers(hs: pd.DataFrame, families: list[str]) -> list[str]:
                 f'<td class="cm-msg"><a href="../versions/{f}/{sdk_slug(sdk)}.md">{badge(outcomes[f])}</a> '
                 f'{esc(esc_raw(r[1])[:120])}</td>' for f, r in found.items() if r is not None)
             lines.append(f"<tr><td>{esc(sdk)}</td><td>{esc(cli)}</td>{cells}</tr>")
-    lines += ["</tbody></table></div>", "", f"{differ} cells differ.", ""]
+    lines += [TABLE_END, "", f"{differ} cells differ.", ""]
     return lines
 
 

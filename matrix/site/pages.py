@@ -27,7 +27,7 @@ from matrix.answers.analysis import (
 )
 from matrix.ecosystems import get
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, embed_badge, esc, esc_raw, flaky_mark
+from matrix.markup import TABLE_END, WIDE, badge, embed_badge, esc, esc_raw, flaky_mark, sortable
 from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES
 from matrix.site.answer_lines import answer_lines
 from matrix.site.grid import grid_of
@@ -40,8 +40,6 @@ __all__ = ["SiteData", "cli_page", "cli_slug", "home", "matrix_page", "pins_page
            "sdk_page", "sdk_slug", "versions_index", "write"]
 
 EXCERPT = 160
-# Front matter for pages whose tables need the width the table of contents would take.
-_WIDE = ["---", "hide:", "  - toc", "---", ""]
 
 
 def _num(value: Any) -> str:
@@ -69,9 +67,7 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
     """Every row, sortable and filterable by the site's tables.js."""
     head = ["family", "sdk", "cli", "outcome", "protocol", "observed CLI", "after stop()", "error", "seconds"]
     frame = sort_by_version(sort_by_version(frame, "cli_version"), "sdk_version").sort_values("family", kind="stable")
-    out = ['<div class="cm-table-wrap">', '<table class="cm-table" data-cm-sortable>', "<thead><tr>"]
-    out += [f"<th>{h}</th>" for h in head]
-    out.append("</tr></thead><tbody>")
+    out = [sortable(head)]
     for r in frame.itertuples():
         msg = esc_raw(r.error_message)
         excerpt = msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…"
@@ -89,7 +85,7 @@ def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
             f"<td>{_num(round(float(str(r.seconds)), 1))}</td>"
             "</tr>"
         )
-    out.append("</tbody></table></div>")
+    out.append(TABLE_END)
     return "\n".join(out)
 
 
@@ -175,11 +171,8 @@ compat-matrix {esc(__version__)}</p>
 def matrix_page(data: SiteData, family: str) -> str:
     sub = handshake(data.frame, family)
     sdks, clis = sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])
-    return f"""---
-hide:
-  - toc
----
-
+    wide = "\n".join(WIDE)
+    return f"""{wide}
 # {family}: handshake matrix
 
 {esc(FAMILIES[family].description) if family in FAMILIES else ""}. {len(sdks)} SDK versions ×
@@ -272,7 +265,7 @@ def sdk_page(data: SiteData, family: str, sdk: str) -> str:
     released = data.releases.get(family, {}).get("sdk", {}).get(sdk)
     bundled = decl.get("bundled_cli")
     pinned = decl.get("CLI_VERSION")
-    lines = [*_WIDE, f"# {fam.sdk_package} {sdk}", ""]
+    lines = [*WIDE, f"# {fam.sdk_package} {sdk}", ""]
     lines.append(f"Released {esc(released or 'unknown')}. Measured against {len(rows)} CLI versions.")
     lines += ["", "| property | value |", "|---|---|",
               f"| protocol window it declares | {esc(_window(decl))} |",
@@ -361,7 +354,7 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
             failures = failures or d.get("runtime_failures") or {}
             not_served = not_served or d.get("optional_not_served") or []
             reports_as = reports_as or d.get("cli_reports_itself_as")
-    lines = [*_WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
+    lines = [*WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
              "| property | value |", "|---|---|",
              f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
              f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",

@@ -11,7 +11,7 @@ import pandas as pd
 
 from matrix.families.copilot.shim import RULES
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, esc, esc_raw, flaky_mark
+from matrix.markup import TABLE_END, WIDE, badge, esc, esc_raw, flaky_mark, sortable
 from matrix.store.dataset import Sources
 from matrix.versions import sort_by_version, sorted_versions
 
@@ -27,15 +27,13 @@ def _cell_slug(sdk: str, rule: str) -> str:
 def matrix_page(frame: pd.DataFrame, family: str) -> str:
     sub = frame[(frame["probe"] == "tolerance") & (frame["family"] == family)]
     rules = [r for r in RULES if r in set(sub["mutation"])]
-    lines = ["---", "hide:", "  - toc", "---", "", f"# {family}: additive tolerance", "",
+    lines = [*WIDE, f"# {family}: additive tolerance", "",
              "Each SDK version is started against the newest CLI version it was measured to work with "
              "(`compatible`, or `degraded` only by what `stop()` left running); a transparent shim between them "
              "applies one rule. A cell links to the transcript of that run.", "",
              "| rule | category | what the shim does |", "|---|---|---|"]
     lines += [f"| `{r}` | {RULES[r].category} | {esc(RULES[r].description)} |" for r in rules]
-    lines += ["", '<div class="cm-table-wrap"><table class="cm-table cm-tolerance" data-cm-sortable><thead><tr>',
-              "<th>SDK</th><th>probed against CLI</th>" + "".join(f"<th>{esc(r)}</th>" for r in rules),
-              "</tr></thead><tbody>"]
+    lines += ["", sortable(["SDK", "probed against CLI", *(esc(r) for r in rules)], "cm-tolerance")]
     for sdk in sorted_versions(sub["sdk_version"]):
         part = sub[sub["sdk_version"] == sdk]
         by_rule = {str(r.mutation): r for r in part.itertuples()}
@@ -50,7 +48,7 @@ def matrix_page(frame: pd.DataFrame, family: str) -> str:
             cells.append(f'<td data-sort="{esc(r.outcome)}"><a href="{link}">{badge(str(r.outcome))}</a>'
                          f"{flaky_mark(r)}</td>")
         lines.append(f"<tr><td>{esc(sdk)}</td><td>{cli}</td>{''.join(cells)}</tr>")
-    lines += ["</tbody></table></div>", ""]
+    lines += [TABLE_END, ""]
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 from matrix.families.cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, embed_badge, esc, esc_raw, flaky_mark
+from matrix.markup import TABLE_END, WIDE, badge, embed_badge, esc, esc_raw, flaky_mark, sortable
 from matrix.store.dataset import Sources
 from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
@@ -118,9 +118,7 @@ def _anchor(check: str) -> str:
 
 
 def _grid(sub: pd.DataFrame, family: str, checks: tuple[Check, ...]) -> list[str]:
-    lines = ['<div class="cm-table-wrap"><table class="cm-table cm-tolerance" data-cm-sortable><thead><tr>',
-             "<th>SDK</th>" + "".join(f'<th title="{esc(c.title)}">{esc(c.name)}</th>' for c in checks),
-             "</tr></thead><tbody>"]
+    lines = [sortable(["SDK", *(f'<th title="{esc(c.title)}">{esc(c.name)}</th>' for c in checks)], "cm-tolerance")]
     for sdk in sorted_versions(sub["sdk_version"]):
         part = {str(r.mutation): r for r in sub[sub["sdk_version"] == sdk].itertuples()}
         cells = []
@@ -133,7 +131,7 @@ def _grid(sub: pd.DataFrame, family: str, checks: tuple[Check, ...]) -> list[str
                          f'<a href="{_version_link(family, sdk, _anchor(c.name))}">{badge(str(r.outcome))}</a>'
                          f"{flaky_mark(r)}</td>")
         lines.append(f'<tr><td><a href="{_version_link(family, sdk)}">{esc(sdk)}</a></td>{"".join(cells)}</tr>')
-    lines += ["</tbody></table></div>", ""]
+    lines += [TABLE_END, ""]
     return lines
 
 
@@ -154,10 +152,8 @@ def _paths(sub: pd.DataFrame, family: str, releases: dict[str, str | None]) -> l
 
 
 def _strict_findings(sub: pd.DataFrame, family: str) -> list[str]:
-    lines = ['<div class="cm-table-wrap"><table class="cm-table" data-cm-sortable><thead><tr><th>SDK</th>'
-             "<th>strict.session-start</th><th>session-config: refused with a 422 for</th>"
-             "<th>what the application was told</th><th>strict.data-channel</th>"
-             "<th>data channel: frames dropped for</th></tr></thead><tbody>"]
+    lines = [sortable(["SDK", "strict.session-start", "session-config: refused with a 422 for",
+                       "what the application was told", "strict.data-channel", "data channel: frames dropped for"])]
     for sdk in sorted_versions(sub["sdk_version"]):
         part = {str(r.mutation): r for r in sub[sub["sdk_version"] == sdk].itertuples()}
         start, channel = part.get("strict.session-start"), part.get("strict.data-channel")
@@ -181,7 +177,7 @@ def _strict_findings(sub: pd.DataFrame, family: str) -> list[str]:
         lines.append(f"<tr><td>{esc(sdk)}</td><td>{mark(start, 'strict.session-start')}</td><td>{keys(start)}</td>"
                      f'<td class="cm-msg">{told_cell}</td><td>{mark(channel, "strict.data-channel")}</td>'
                      f"<td>{keys(channel)}</td></tr>")
-    return [*lines, "</tbody></table></div>", ""]
+    return [*lines, TABLE_END, ""]
 
 
 def _promises(sub: pd.DataFrame, family: str) -> list[str]:
@@ -205,7 +201,7 @@ def family_page(frame: pd.DataFrame, family: str, releases: dict[str, str | None
     fam = FAMILIES[family]
     sub = frame[frame["family"] == family]
     n = len(sorted_versions(sub["sdk_version"]))
-    lines = ["---", "hide:", "  - toc", "---", "", f"# {family}", "",
+    lines = [*WIDE, f"# {family}", "",
              f"{esc(fam.description)}: {n} releases × {len(checks_in(sub))} checks, {len(sub)} cells, each measured by "
              f"running the release against the stand-in (contract `{esc(fam.standin)}`, in "
              "`matrix/families/cosmo/contract.py`), started for that check alone. The stand-in is as strict as "
