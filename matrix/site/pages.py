@@ -250,68 +250,100 @@ def _yes_no(value: Any) -> str:
     return "yes" if value is True else "no" if value is False else "unknown"
 
 
-def sdk_page(data: SiteData, family: str, sdk: str) -> str:
+@dataclass(frozen=True)
+class Pin:
+    """What to write down (in its ecosystem's syntax) and the measured releases it stands on."""
+
+    lines: list[str]
+    measured: list[str]
+
+
+@dataclass(frozen=True)
+class CellEvidence:
+    """One cell on a release's page: what the SDK did against one release of the other side."""
+
+    other: str
+    outcome: str
+    protocol: str
+    steps: str  # seconds: start · calls · stop
+    after_stop: str
+    names_versions: bool | None  # grades of the failure message
+    actionable: bool | None
+    launch: str
+    runtime: str
+    error: str
+
+
+@dataclass(frozen=True)
+class SdkReleasePage:
+    family: str
+    package: str
+    version: str
+    released: str
+    window: str
+    observed: str
+    first_working: str
+    last_working: str
+    bundles: str
+    pinned: str
+    left_running: str
+    works: Pin
+    leaky: Pin | None
+    connects: str | None  # when it differs from ``works``: the ranges that connect at all
+    badge: list[str]
+    script: str | None  # the reproduction script's file name
+    cells: list[CellEvidence]
+
+
+def _pin(lines: list[str], rs: Iterable[Range]) -> Pin:
+    return Pin(lines, [v for r in rs for v in r.versions])
+
+
+def _steps(r: Any) -> str:
+    return " · ".join(_num(round(x, 2)) if isinstance(x, (int, float)) and x == x else "–"
+                      for x in (r.start_seconds, r.calls_seconds, r.stop_seconds))
+
+
+def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
+    """An SDK release's page as plain data: what it declares, what it works with, every cell."""
     fam = FAMILIES[family]
     sub = handshake(data.frame, family)
-    rows = sub[sub["sdk_version"] == sdk]
-    rows = sort_by_version(rows, "cli_version")
+    rows = sort_by_version(sub[sub["sdk_version"] == sdk], "cli_version")
     decl = next((d for d in (_declared(r) for _, r in rows.iterrows()) if d), {})
     works = working_ranges(data.frame, family, sdk=sdk)
     leaky = leak_ranges(data.frame, family, sdk=sdk)
     connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
     ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
-    left = _left_running(rows, "cli_version")
-    observed = sorted({int(p) for p in rows["protocol"].dropna()})
-    released = data.releases.get(family, {}).get("sdk", {}).get(sdk)
-    bundled = decl.get("bundled_cli")
     pinned = decl.get("CLI_VERSION")
-    lines = [*WIDE, f"# {fam.sdk_package} {sdk}", ""]
-    lines.append(f"Released {esc(released or 'unknown')}. Measured against {len(rows)} CLI versions.")
-    lines += ["", "| property | value |", "|---|---|",
-              f"| protocol window it declares | {esc(_window(decl))} |",
-              f"| protocol negotiated (observed) | {', '.join(map(str, observed)) or 'none'} |",
-              f"| first / last working CLI | {esc(ok[0]) if ok else '–'} / {esc(ok[-1]) if ok else '–'} |",
-              f"| bundles a CLI binary in its wheel | {_yes_no(bundled)} |",
-              f"| CLI version pinned in its source | {esc(pinned) if pinned else 'none'} |",
-              f"| left a process it started running after `stop()` | {left} |", ""]
-    lines += ["## Works with (compatible)", "", _pin_text(pin_lines(data.frame, family, sdk=sdk), works), ""]
-    if leaky:
-        lines += ["Works, but `stop()` leaves the CLI running (each such process outlives the application's "
-                  "use of it; prefer the versions above):", "",
-                  _pin_text(pin_lines(data.frame, family, sdk=sdk, leaky=True), leaky), ""]
-    if [r.versions for r in connects] != [r.versions for r in works]:
-        lines += ["Connects, with a failure after connecting (compatible or degraded): "
-                  + esc(", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects)),
-                  ""]
-    lines += embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/")
     script = repro_name(sdk)
-    if fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), script) is not None:
-        lines += ["## Reproduce a cell", "",
-                  f"[{esc(script)}]({esc(script)}) shows what this release does against any CLI release, outside "
-                  "compat-matrix: it installs both from their registries into a temporary directory and runs a few "
-                  "lines of the SDK's public API (start, ping, status, stop), printing each step. Ready for an "
-                  "upstream bug report:", "", "```sh", f"sh {script} CLI_VERSION", "```", ""]
-    lines += ["## Every CLI version", "",
-              "Each row is a cell's evidence (link to it with `#cli-VERSION`): what the SDK did, how long each "
-              "step took, the flags it launched the CLI with, the runtime, what `stop()` left.", "",
-              '<table class="cm-table"><thead><tr><th>CLI</th><th>outcome</th>'
-              "<th>protocol</th><th>seconds: start · calls · stop</th><th>after stop()</th>"
-              "<th>message names the versions</th><th>message says what to do</th><th>launch flags · runtime</th>"
-              "<th>error (exact)</th></tr></thead><tbody>"]
+    has_script = fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), script) is not None
+    cells = []
     for r in rows.itertuples():
         detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
-        argv = " ".join(detail.get("launch_argv") or []) or "(not launched)"
-        steps = " · ".join(_num(round(x, 2)) if isinstance(x, (int, float)) and x == x else "–"
-                           for x in (r.start_seconds, r.calls_seconds, r.stop_seconds))
-        lines.append(f'<tr id="cli-{esc(r.cli_version)}"><td><a href="../{cli_slug(str(r.cli_version))}/">'
-                     f"{esc(r.cli_version)}</a></td>"
-                     f"<td>{badge(str(r.outcome))}</td><td>{_num(r.protocol)}</td><td>{steps}</td>"
-                     f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
-                     f"<td>{_grade(r.message_names_versions)}</td><td>{_grade(r.message_actionable)}</td>"
-                     f"<td><code>{esc(argv)}</code> · {esc(r.node_runtime or '–')}</td>"
-                     f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
-    lines += ["</tbody></table>", ""]
-    return "\n".join(lines)
+        cells.append(CellEvidence(
+            other=str(r.cli_version), outcome=str(r.outcome), protocol=_num(r.protocol), steps=_steps(r),
+            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
+            names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
+            actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
+            launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
+            runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message)))
+    return SdkReleasePage(
+        family=family, package=fam.sdk_package, version=sdk,
+        released=str(data.releases.get(family, {}).get("sdk", {}).get(sdk) or "unknown"),
+        window=_window(decl), observed=", ".join(map(str, sorted({int(p) for p in rows["protocol"].dropna()})))
+        or "none", first_working=ok[0] if ok else "–", last_working=ok[-1] if ok else "–",
+        bundles=_yes_no(decl.get("bundled_cli")), pinned=str(pinned) if pinned else "none",
+        left_running=_left_running(rows, "cli_version"),
+        works=_pin(pin_lines(data.frame, family, sdk=sdk), works),
+        leaky=_pin(pin_lines(data.frame, family, sdk=sdk, leaky=True), leaky) if leaky else None,
+        connects=None if [r.versions for r in connects] == [r.versions for r in works] else
+        ", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects),
+        badge=embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/"),
+        script=script if has_script else None, cells=cells)
+
+
+def sdk_page(data: SiteData, family: str, sdk: str) -> str:
+    return render("sdk-release.md", page=sdk_release_page(data, family, sdk), WIDE="\n".join(WIDE))
 
 
 def repro_name(sdk: str) -> str:
@@ -336,16 +368,30 @@ def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
     return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), repro_name(sdk))
 
 
-def cli_page(data: SiteData, family: str, cli: str) -> str:
+@dataclass(frozen=True)
+class CliReleasePage:
+    family: str
+    package: str
+    version: str
+    released: str
+    observed: str
+    reported: str  # the protocol it reported, as quoted in SDK refusals
+    runtimes: str
+    left_running: str  # HTML (escaped)
+    reports_as: str | None  # the version it reports in status.get, when not its own
+    runtime_failures: dict[str, str]
+    not_served: list[str]
+    works: Pin
+    leaky: Pin | None
+    badge: list[str]
+    cells: list[CellEvidence]
+
+
+def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
+    """A CLI release's page as plain data: what it reported, which SDK releases work, every cell."""
     fam = FAMILIES[family]
     sub = handshake(data.frame, family)
-    rows = sub[sub["cli_version"] == cli]
-    rows = sort_by_version(rows, "sdk_version")
-    protos = sorted({int(p) for p in rows["protocol"].dropna()})
-    reported = sorted({m for m in (reported_protocol(esc_raw(x)) for x in rows["error_message"]) if m})
-    runtimes = sorted({str(x) for x in rows["node_runtime"].dropna()})
-    released = data.releases.get(family, {}).get("cli", {}).get(cli)
-    works = working_ranges(data.frame, family, cli=cli)
+    rows = sort_by_version(sub[sub["cli_version"] == cli], "sdk_version")
     failures: dict[str, str] = {}
     not_served: list[str] = []
     reports_as: str | None = None
@@ -354,45 +400,34 @@ def cli_page(data: SiteData, family: str, cli: str) -> str:
             failures = failures or d.get("runtime_failures") or {}
             not_served = not_served or d.get("optional_not_served") or []
             reports_as = reports_as or d.get("cli_reports_itself_as")
-    lines = [*WIDE, f"# {fam.cli_package} {cli}", "", f"Released {esc(released or 'unknown')}.", "",
-             "| property | value |", "|---|---|",
-             f"| protocol negotiated with it (observed) | {', '.join(map(str, protos)) or 'none'} |",
-             f"| protocol it reported, as quoted in SDK refusals | {esc(', '.join(reported)) or 'none quoted'} |",
-             f"| Node runtime it ran with | {esc(', '.join(runtimes)) or 'none (not installed)'} |",
-             f"| SDKs that left it (or a process it started) running after `stop()` | "
-             f"{_left_running(rows, 'sdk_version')} |"]
-    if reports_as:
-        lines.append(f"| version it reports in `status.get` (to the SDKs and to a client with no SDK) | "
-                     f"{esc(reports_as)}, not {esc(cli)}: it misreports its version |")
-    lines.append("")
-    if failures:
-        lines += ["Runtimes that could not start it (`--version`):", ""]
-        lines += [f'- {esc(k)}: <code>{esc(v[:300])}</code>' for k, v in failures.items()]
-        lines.append("")
-    if not_served:
-        lines += ["Installed without the optional packages below: the registry does not serve them, so npm left "
-                  "them out (as it does for every user of that registry) and the CLI ran without them (its "
-                  "`npm-loader.js` falls back to the JavaScript build when the native binary is missing):", ""]
-        lines += [f"- <code>{esc(x)}</code>" for x in not_served]
-        lines.append("")
-    lines += ["## SDK versions that work with it", "", _pin_text(pin_lines(data.frame, family, cli=cli), works), ""]
     leaky = leak_ranges(data.frame, family, cli=cli)
-    if leaky:
-        lines += ["Work, but `stop()` leaves the CLI running:", "",
-                  _pin_text(pin_lines(data.frame, family, cli=cli, leaky=True), leaky), ""]
-    lines += embed_badge(family, "cli", cli, f"{fam.cli_package} {cli}", f"versions/{family}/{cli_slug(cli)}/")
-    lines += ["## Every SDK version", "",
-              '<table class="cm-table"><thead><tr><th>SDK</th><th>outcome</th><th>launch flags the SDK used</th>'
-              "<th>after stop()</th><th>error (exact)</th></tr></thead><tbody>"]
+    cells = []
     for r in rows.itertuples():
         detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
-        argv = " ".join(detail.get("launch_argv") or []) or "(not launched)"
-        lines.append(f'<tr><td><a href="../{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
-                     f"<td>{badge(str(r.outcome))}</td><td><code>{esc(argv)}</code></td>"
-                     f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
-                     f'<td><pre class="cm-err">{esc(r.error_message)}</pre></td></tr>')
-    lines += ["</tbody></table>", ""]
-    return "\n".join(lines)
+        cells.append(CellEvidence(
+            other=str(r.sdk_version), outcome=str(r.outcome), protocol=_num(r.protocol), steps=_steps(r),
+            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
+            names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
+            actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
+            launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
+            runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message)))
+    return CliReleasePage(
+        family=family, package=fam.cli_package, version=cli,
+        released=str(data.releases.get(family, {}).get("cli", {}).get(cli) or "unknown"),
+        observed=", ".join(map(str, sorted({int(p) for p in rows["protocol"].dropna()}))) or "none",
+        reported=", ".join(sorted({m for m in (reported_protocol(esc_raw(x)) for x in rows["error_message"]) if m}))
+        or "none quoted",
+        runtimes=", ".join(sorted({str(x) for x in rows["node_runtime"].dropna()})) or "none (not installed)",
+        left_running=_left_running(rows, "sdk_version"), reports_as=reports_as,
+        runtime_failures={k: v[:300] for k, v in failures.items()}, not_served=list(not_served),
+        works=_pin(pin_lines(data.frame, family, cli=cli), working_ranges(data.frame, family, cli=cli)),
+        leaky=_pin(pin_lines(data.frame, family, cli=cli, leaky=True), leaky) if leaky else None,
+        badge=embed_badge(family, "cli", cli, f"{fam.cli_package} {cli}", f"versions/{family}/{cli_slug(cli)}/"),
+        cells=cells)
+
+
+def cli_page(data: SiteData, family: str, cli: str) -> str:
+    return render("cli-release.md", page=cli_release_page(data, family, cli), WIDE="\n".join(WIDE))
 
 
 def versions_index(data: SiteData) -> str:

@@ -7,7 +7,9 @@ from functools import cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
+from matrix.markup import badge
 from matrix.model import OUTCOME_INFO
 
 __all__ = ["render"]
@@ -15,9 +17,11 @@ __all__ = ["render"]
 
 @cache
 def _env() -> Environment:
-    env = Environment(loader=PackageLoader("matrix.site", "templates"), autoescape=select_autoescape(["html"]),
+    env = Environment(loader=PackageLoader("matrix.site", "templates"),
+                      autoescape=select_autoescape(["html", "md"], default_for_string=True, default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.globals["colours"] = {o.value: (info[0], _ink(info[0])) for o, info in OUTCOME_INFO.items()}
+    env.globals["badge"] = lambda outcome: Markup(badge(outcome))  # noqa: S704 (escaped by markup.badge)
     return env
 
 

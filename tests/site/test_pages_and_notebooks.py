@@ -50,6 +50,25 @@ def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> No
     assert "| bundles a CLI binary in its wheel | yes |" in text
 
 
+def test_a_release_page_is_plain_data_before_it_is_markup(tmp_path: Path) -> None:
+    """What a release page says, read from the data the template draws, no HTML involved."""
+    from matrix.site.pages import cli_release_page, sdk_release_page
+
+    frame, _ = load_frame(stored(tmp_path))
+    data = SiteData(frame, {"copilot-python": {"sdk": {"1.0.0": "2026-01-02"}}}, "now")
+    sdk = sdk_release_page(data, "copilot-python", "1.0.0")
+    assert (sdk.released, sdk.window, sdk.observed, sdk.bundles) == ("2026-01-02", "3 to 3", "3", "yes")
+    assert (sdk.first_working, sdk.last_working) == ("1.0.60", "1.0.60")
+    assert sdk.works.lines == ["@github/copilot@1.0.60"] and sdk.works.measured == ["1.0.60"]
+    assert [(c.other, c.outcome, c.launch) for c in sdk.cells] == [
+        ("1.0.7", "refused", "--headless --stdio"), ("1.0.60", "compatible", "--headless --stdio")]
+    assert sdk.cells[0].error == EVIL  # raw text: escaping is the template's job
+    assert sdk.script == "sdk-1.0.0.repro.sh"
+    cli = cli_release_page(data, "copilot-python", "1.0.60")
+    assert [c.other for c in cli.cells] == ["0.1.10", "1.0.0"] and cli.reported == "none quoted"
+    assert cli.works.lines == ["github-copilot-sdk==1.0.0"]
+
+
 def test_cli_page_lists_launch_flags(tmp_path: Path) -> None:
     frame, _ = load_frame(stored(tmp_path))
     text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
