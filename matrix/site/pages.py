@@ -210,15 +210,6 @@ def _window(decl: dict[str, Any]) -> str:
     return f"{low} to {top}"
 
 
-def _pin_text(pins: list[str], rs: Iterable[Range]) -> str:
-    """The pin in its ecosystem's syntax, then the measured versions it stands on."""
-    measured = [v for r in rs for v in r.versions]
-    if not pins:
-        return "None measured."
-    block = "\n".join(["```", *pins, "```"])
-    return f"{block}\n\nMeasured inside: {esc(', '.join(measured))} ({len(measured)})."
-
-
 _REPORTS = re.compile(r"server (reports version \d+|does not report a protocol version)")
 
 
@@ -226,12 +217,6 @@ def reported_protocol(message: str) -> str | None:
     """What the CLI told an SDK that refused it, in the SDK's own words."""
     m = _REPORTS.search(message)
     return m.group(1) if m else None
-
-
-def _grade(value: Any) -> str:
-    """The Copilot SDK's version negotiation design asks every failure message to name the
-    versions and say what to do."""
-    return "yes" if value is True else "<b>no</b>" if value is False else ""
 
 
 def _left_running(rows: pd.DataFrame, other: str) -> str:
