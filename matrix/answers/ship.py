@@ -27,7 +27,7 @@ from matrix.errors import UserError
 from matrix.model import Outcome
 from matrix.versions import sorted_versions
 
-__all__ = ["EXIT", "Decision", "Judged", "can_i_ship"]
+__all__ = ["EXIT", "Decision", "Judged", "can_i_ship", "targets_of"]
 
 UNKNOWN = {Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value}
 SKIPPED = {Outcome.UNINSTALLABLE.value, Outcome.NOT_APPLICABLE.value}
@@ -58,6 +58,11 @@ class Decision:
 
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "exit_code": self.exit_code}, indent=1)
+
+
+def targets_of(frame: pd.DataFrame, family: str, side: str, against: str) -> list[str]:
+    """The other side's releases ``against`` names, from the measured history."""
+    return _targets(handshake(frame, family), side, against)
 
 
 def _targets(sub: pd.DataFrame, side: str, against: str) -> list[str]:
@@ -104,12 +109,17 @@ def _judge_outcome(sdk: str, cli: str, outcome: str | None, error: str | None) -
 
 
 def can_i_ship(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str | None = None,
-               against: str = "supported") -> Decision:
-    """Ship ``sdk`` (against CLIs) or ``cli`` (against SDKs); both given: the pin pair."""
+               against: str = "supported", targets: list[str] | None = None) -> Decision:
+    """Ship ``sdk`` (against CLIs) or ``cli`` (against SDKs); both given: the pin pair.
+    ``targets``: the other side's releases to judge against, named (a fleet's), instead of
+    ``against``'s rule."""
     sub = handshake(frame, family)
     if sub.empty:
         raise UserError(f"no handshake results for family {family!r}; run `compat-matrix run --family {family}`")
-    if sdk is not None and cli is not None:
+    if targets is not None and (sdk is None) != (cli is None):
+        side, version = ("sdk", sdk) if sdk is not None else ("cli", cli)
+        assert version is not None
+    elif sdk is not None and cli is not None:
         side, version, targets, against = "sdk", sdk, [cli], cli
     elif sdk is not None:
         side, version, targets = "sdk", sdk, _targets(sub, "sdk", against)

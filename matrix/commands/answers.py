@@ -1,5 +1,5 @@
-"""The release managers' commands: can-i-ship, pins (with --bisect), diff. Wiring only; the
-answers are computed in ship.py, analysis.py, bisect.py and diff.py."""
+"""The release managers' commands: pins (with --bisect) and diff (can-i-ship: ship.py). Wiring
+only; the answers are computed in analysis.py, bisect.py and diff.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from rich.console import Console
 from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames, render_text, to_json
-from matrix.answers.ship import can_i_ship
 from matrix.commands.common import sources_of
+from matrix.commands.ship import add_parser as add_ship_parser
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
 from matrix.execute import proc
@@ -28,7 +28,7 @@ from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import ROWS_FILE, Store, frame_of, load_frame
 from matrix.versions import sorted_versions
 
-__all__ = ["add_parsers", "cmd_can_i_ship", "cmd_diff", "cmd_pins"]
+__all__ = ["add_parsers", "cmd_diff", "cmd_pins"]
 
 
 def _frame(sources: Sources) -> pd.DataFrame:
@@ -44,19 +44,6 @@ def _family(name: str) -> str:
         valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
         raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
     return name
-
-
-def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
-    decision = can_i_ship(_frame(sources_of(args)), _family(args.family), args.sdk, args.cli, args.against)
-    if args.json:
-        print(decision.to_json())
-        return decision.exit_code
-    what = f"{decision.side} {decision.version}"
-    console.print(f"{args.family}: can I ship {what} (against {decision.against})? [bold]{decision.answer}[/]")
-    for c in decision.cells:
-        console.print(f"  sdk {c.sdk_version:>8} × cli {c.cli_version:>8}  {c.verdict:<8} {c.reason}",
-                      highlight=False, soft_wrap=True)
-    return decision.exit_code
 
 
 def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: Console) -> list[dict[str, Any]]:
@@ -151,15 +138,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    s = sub.add_parser("can-i-ship", help="yes (0) / no (1) / unknown (2): does a release work with the other side")
-    s.add_argument("--family", required=True)
-    s.add_argument("--sdk", default=None, metavar="V", help="the SDK release to ship")
-    s.add_argument("--cli", default=None, metavar="V", help="the CLI release to ship (both: a proposed pin pair)")
-    s.add_argument("--against", default="supported", metavar="supported|latest:N|all",
-                   help="which versions of the other side (default: supported)")
-    s.add_argument("--results", default="results")
-    s.add_argument("--data", default="data", help="the committed history (default: data)")
-    s.add_argument("--json", action="store_true")
+    add_ship_parser(sub)
     p = sub.add_parser("pins", help="the other side's measured working range(s) as pip or npm specifiers")
     p.add_argument("--config", default="matrix.toml", help="the matrix config (for --bisect)")
     p.add_argument("--family", required=True)

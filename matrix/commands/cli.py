@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from matrix import HARNESS_VERSION, __version__
-from matrix.commands.answers import add_parsers, cmd_can_i_ship, cmd_diff, cmd_pins
+from matrix.commands.answers import add_parsers, cmd_diff, cmd_pins
 from matrix.commands.build import cmd_build
 from matrix.commands.common import err_console, load
 from matrix.commands.dataset import cmd_changes, cmd_fold, cmd_verify
@@ -19,6 +19,7 @@ from matrix.commands.discover import cmd_discover
 from matrix.commands.merge import cmd_merge
 from matrix.commands.report import cmd_report
 from matrix.commands.run import cmd_run as run
+from matrix.commands.ship import cmd_can_i_ship
 from matrix.errors import InfraError, MatrixError, UserError
 from matrix.execute.storage import StorageError
 from matrix.pipeline.workflow import EXIT_INFRA
@@ -61,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also re-measure cells measured by older rules of their probe, and harness errors")
     r.add_argument("--refresh", action="store_true", help="ask the registries for their releases now")
     r.add_argument("--wait", action="store_true", help="wait for a run that holds the results directory")
+    r.add_argument("--sdk-artifact", default=None, metavar="FILE",
+                   help="measure a candidate SDK build (wheel, sdist, npm tarball) instead of the SDK selection; "
+                        "its cells go to candidates/ (never the dataset)")
+    r.add_argument("--cli-artifact", default=None, metavar="FILE", help="the same for a candidate CLI build")
 
     rp = sub.add_parser("report", help="print or export the stored results")
     rp.add_argument("--results", default=None, help="results directory (default: results)")

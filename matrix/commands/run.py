@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from matrix.answers.report import print_report
+from matrix.errors import UserError
 from matrix.model import OUTCOME_INFO, Outcome, Row
+from matrix.pipeline.candidates import candidate
 from matrix.pipeline.config import Plan
 from matrix.pipeline.shard import parse_shard
 from matrix.pipeline.workflow import RunRequest, execute
@@ -60,12 +62,19 @@ class RichReporter:
 def cmd_run(args: argparse.Namespace, console: Console, err: Console, load: Callable[[], Plan]) -> int:
     shard = parse_shard(args.shard) if args.shard else None  # bad input fails before anything is touched
     plan = load()
-    results = Path(args.results or plan.run.results)
+    candidates = []
+    for side, path in (("sdk", args.sdk_artifact), ("cli", args.cli_artifact)):
+        if path:
+            if len(args.family) != 1:
+                raise UserError(f"--{side}-artifact: name the family it is a build of with one --family")
+            candidates.append(candidate(args.family[0], side, Path(path)))
+    # A candidate's cells never go where the published history's are.
+    results = Path(args.results or ("candidates" if candidates else plan.run.results))
     data = Path(args.data or "data")
     request = RunRequest(plan=plan, results=results, data=data if Dataset(data).exists() else None,
                          families=args.family, sdk=args.sdk, cli=args.cli, probes=args.probe, jobs=args.jobs,
                          force=args.force, stale=args.stale, repeat=args.repeat, new=args.new, refresh=args.refresh,
-                         shard=shard, wait=args.wait)
+                         shard=shard, wait=args.wait, candidates=candidates)
     ui = RichReporter(console, err)
     with ui.progress:
         return execute(request, ui)

@@ -45,8 +45,8 @@ class NpmPrefix(Environment):
         # budget over a whole history): each install gets a private one, removed afterwards.
         cache = self.location / ".npm-cache"
         try:
-            self._run_installer(["npm", "install", "--prefix", str(self.location),
-                                 f"{self.package}@{self.version}", "--no-audit", "--no-fund",
+            spec = str(self.artifact.resolve()) if self.artifact is not None else f"{self.package}@{self.version}"
+            self._run_installer(["npm", "install", "--prefix", str(self.location), spec, "--no-audit", "--no-fund",
                                  "--no-save", "--loglevel=error", "--cache", str(cache)], NPM_GONE)
         finally:
             shutil.rmtree(cache, ignore_errors=True)

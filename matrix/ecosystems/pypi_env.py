@@ -40,6 +40,8 @@ class UvVenv(Environment):
     @property
     def requirement(self) -> str:
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        if self.artifact is not None:
+            return f"{self.package}{extras} @ {self.artifact.resolve().as_uri()}"
         return f"{self.package}{extras}=={self.version}"
 
     @property

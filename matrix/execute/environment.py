@@ -57,6 +57,8 @@ class Environment:
     install_timeout: float = 900.0
     log_dir: Path | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    # A local build installed instead of the registry's release (a candidate not published yet).
+    artifact: Path | None = None
 
     def fingerprint(self) -> dict[str, str]:
         return {"kind": self.kind, "package": self.package, "version": self.version, **self.extra}

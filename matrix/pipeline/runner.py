@@ -84,7 +84,9 @@ class Runner:
 
     def __init__(self, plan: Plan, store: Store, cache: Path, reaper: proc.Reaper,
                  on_row: Callable[[Row], None] = lambda r: None, through_shim: bool = False,
-                 direct_cli: bool = False) -> None:
+                 direct_cli: bool = False, artifacts: dict[tuple[str, str], Path] | None = None) -> None:
+        # Candidates: (side, version label) -> the local build installed for that "release".
+        self.artifacts = artifacts or {}
         self.through_shim = through_shim  # relay handshakes through the (non-mutating) shim
         # Give the SDK the CLI's own entry point, no launcher: shows a measurement is the SDK's
         # doing, not ours (without the launcher's log every such cell is a harness error).
@@ -126,6 +128,8 @@ class Runner:
             return self._memo[key]  # type: ignore[return-value]
 
     def make(self, kind: type[E], side: str, package: str, version: str, **kw: Any) -> E:
+        if (side, version) in self.artifacts:
+            kw["artifact"] = self.artifacts[(side, version)]
         return make_env(kind, package, version, self.envs / side, install_timeout=self.plan.timeouts.install,
                         log_dir=self.logs, **kw)
 

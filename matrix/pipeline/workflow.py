@@ -17,6 +17,7 @@ from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
 from matrix.model import Cell, Outcome, Row
+from matrix.pipeline.candidates import Candidate, with_candidates
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved, only_new, phases, resolve
 from matrix.pipeline.runner import Runner, pending
@@ -64,6 +65,7 @@ class RunRequest:
     refresh: bool = False  # ask the registries now
     shard: Shard | None = None
     wait: bool = False
+    candidates: list[Candidate] = field(default_factory=list)  # local builds measured as releases
 
 
 @dataclass
@@ -101,7 +103,8 @@ def resolve_releases(state: RunState) -> RunState:
     the selected releases' dates are stored beside the rows."""
     req = state.request
     discovery = Discovery(cache_root() / "discovery", req.plan.run.discovery_ttl_hours * 3600, req.new or req.refresh)
-    state.resolved = resolve(req.plan, discovery, req.families, req.sdk, req.cli, req.probes)
+    state.resolved = with_candidates(resolve(req.plan, discovery, req.families, req.sdk, req.cli, req.probes),
+                                     req.candidates)
     for w in discovery.warnings:
         state.ui.warn(w)
     state.known = known = _known_releases(state)
@@ -137,7 +140,8 @@ def measure(state: RunState) -> RunState:
     req = state.request
     known = state.known  # read before this run stored its lists: its own releases are new
     jobs = req.jobs or req.plan.run.jobs
-    runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), state.ui.row)
+    runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), state.ui.row,
+                    artifacts={(c.side, c.label): c.artifact.path for c in req.candidates})
     state.runner = runner
 
     def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:

@@ -174,7 +174,7 @@ def sdk_release(data: SiteData, family: str, sdk: str) -> SdkRelease:
     fam = FAMILIES[family]
     rows = data.frame[(data.frame["family"] == family) & (data.frame["sdk_version"] == sdk)]
     hs = rows[rows["probe"] == "handshake"]
-    failed = hs[hs["message_names_versions"].map(lambda v: isinstance(v, bool))]
+    failed = hs[hs["message_names_versions"].map(lambda v: isinstance(v, bool)).astype(bool)]
     others = rows[rows["probe"] != "handshake"].sort_values(["probe", "mutation"])
     return SdkRelease(
         family=family, package=fam.sdk_package, version=sdk,
