@@ -284,6 +284,18 @@ def _pin(lines: list[str], rs: Iterable[Range]) -> Pin:
     return Pin(lines, [v for r in rs for v in r.versions])
 
 
+def _evidence(r: Any, other: str) -> CellEvidence:
+    """One row of the results (``itertuples``) as a cell's evidence against ``other``."""
+    detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
+    return CellEvidence(
+        other=other, outcome=str(r.outcome), protocol=_num(r.protocol), steps=_steps(r),
+        after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
+        names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
+        actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
+        launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
+        runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message))
+
+
 def _steps(r: Any) -> str:
     return " · ".join(_num(round(x, 2)) if isinstance(x, (int, float)) and x == x else "–"
                       for x in (r.start_seconds, r.calls_seconds, r.stop_seconds))
@@ -302,16 +314,7 @@ def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
     pinned = decl.get("CLI_VERSION")
     script = repro_name(sdk)
     has_script = fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), script) is not None
-    cells = []
-    for r in rows.itertuples():
-        detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
-        cells.append(CellEvidence(
-            other=str(r.cli_version), outcome=str(r.outcome), protocol=_num(r.protocol), steps=_steps(r),
-            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
-            names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
-            actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
-            launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
-            runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message)))
+    cells = [_evidence(r, str(r.cli_version)) for r in rows.itertuples()]
     return SdkReleasePage(
         family=family, package=fam.sdk_package, version=sdk,
         released=str(data.releases.get(family, {}).get("sdk", {}).get(sdk) or "unknown"),
@@ -386,16 +389,7 @@ def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
             not_served = not_served or d.get("optional_not_served") or []
             reports_as = reports_as or d.get("cli_reports_itself_as")
     leaky = leak_ranges(data.frame, family, cli=cli)
-    cells = []
-    for r in rows.itertuples():
-        detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
-        cells.append(CellEvidence(
-            other=str(r.sdk_version), outcome=str(r.outcome), protocol=_num(r.protocol), steps=_steps(r),
-            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
-            names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
-            actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
-            launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
-            runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message)))
+    cells = [_evidence(r, str(r.sdk_version)) for r in rows.itertuples()]
     return CliReleasePage(
         family=family, package=fam.cli_package, version=cli,
         released=str(data.releases.get(family, {}).get("cli", {}).get(cli) or "unknown"),
