@@ -28,6 +28,7 @@ _SHORT = {
     Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",
     Outcome.LAUNCH_FAILED: "LAUNCH", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",
     Outcome.UNINSTALLABLE: "gone", Outcome.INFRA_ERROR: "infra", Outcome.HARNESS_ERROR: "harn",
+    Outcome.NOT_APPLICABLE: "n/a",
 }
 
 
@@ -62,7 +63,7 @@ def to_csv(frame: pd.DataFrame) -> str:
 def _cell(outcome: str, protocol: Any) -> str:
     o = Outcome(outcome)
     colour = OUTCOME_INFO[o][0]
-    text = _SHORT[o] + (f"{int(protocol)}" if protocol is not None and not pd.isna(protocol) else "")
+    text = _SHORT.get(o, o.value) + (f"{int(protocol)}" if protocol is not None and not pd.isna(protocol) else "")
     return f"[{colour}]{text}[/]"
 
 

@@ -86,12 +86,14 @@ def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str
     return out
 
 
-def only_new(cells: list[Cell], known: Releases, standin: bool) -> list[Cell]:
+def only_new(cells: list[Cell], known: Releases, standin: bool, clis: list[str] | None = None) -> list[Cell]:
     """The cells of versions no earlier run selected (``known``: the stored release lists).
-    A stand-in family's other side is ours, never new."""
+    A stand-in family's other side is ours, never new; so is a CLI "version" that is no
+    release of the selection (``clis``), as a tolerance cell's "none" when no CLI fits."""
     out = []
     for c in cells:
         seen = known.get(c.family, {})
-        if c.sdk_version not in seen.get("sdk", {}) or (not standin and c.cli_version not in seen.get("cli", {})):
+        cli_new = not standin and (clis is None or c.cli_version in clis) and c.cli_version not in seen.get("cli", {})
+        if c.sdk_version not in seen.get("sdk", {}) or cli_new:
             out.append(c)
     return out

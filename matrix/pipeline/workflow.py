@@ -146,7 +146,7 @@ def measure(state: RunState) -> RunState:
 
     def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
         cells = r.in_shard(cells, req.shard)
-        return only_new(cells, known, r.standin) if req.new else cells
+        return only_new(cells, known, r.standin, r.cli_versions) if req.new else cells
 
     with contextlib.closing(runner):
         for name in phases(state.resolved):

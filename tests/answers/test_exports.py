@@ -112,3 +112,19 @@ def test_the_terminal_report_cuts_no_check_name_or_outcome(capsys: pytest.Captur
     assert "…" not in text
     assert "not-applicable" in text and "user-speech-timeout.action.type" in text
     assert all(f"frame-{n}.a-long-field-name" in text for n in range(12))
+
+
+def test_the_terminal_matrix_has_a_word_for_every_outcome() -> None:
+    """A handshake matrix can hold any outcome (a Node SDK with no client to start is
+    not-applicable): none may end the report with a traceback."""
+    from rich.console import Console
+
+    from matrix.answers.report import matrix_tables
+    from matrix.model import Outcome
+    from tests.conftest import make_row
+
+    rows = [make_row(f"1.0.{i}", "1.0.60", o.value, family="copilot-node") for i, o in enumerate(Outcome)]
+    console = Console(width=400, record=True)
+    for table in matrix_tables(frame_of(rows)):
+        console.print(table)
+    assert "n/a" in console.export_text()

@@ -67,6 +67,11 @@ def test_only_new_keeps_cells_of_versions_never_selected() -> None:
         ("1.0.0", "1.0.102"), ("1.0.4", "1.0.60"), ("1.0.4", "1.0.102")]
     cosmo = [Cell("cosmo-python", "0.6.1", "stand-in-1", "identity", "identity.exports")]
     assert only_new(cosmo, {"cosmo-python": {"sdk": {"0.6.1": None}}}, standin=True) == []
+    # A tolerance cell with no compatible CLI ("none") of a known SDK release is not new.
+    none = [Cell("copilot-go", "0.1.14", "none", "tolerance", "event.unknown-type")]
+    known_go = {"copilot-go": {"sdk": {"0.1.14": None}, "cli": {"0.0.340": None}}}
+    assert only_new(none, known_go, standin=False, clis=["0.0.340"]) == []
+    assert only_new(none, known_go, standin=False) == none  # without the selection it cannot tell
 
 
 def test_new_releases_are_those_neither_the_dataset_nor_a_measured_local_run_has(tmp_path) -> None:  # type: ignore[no-untyped-def]
