@@ -50,6 +50,18 @@ def test_an_artifact_says_what_it_is_and_gets_a_label_of_its_own(tmp_path: Path)
     assert candidate("copilot-node", "sdk", npm_tarball(tmp_path)).label == n.label
 
 
+def test_a_go_module_directory_is_a_candidate_whose_label_follows_its_files(tmp_path: Path) -> None:
+    module = tmp_path / "go"
+    module.mkdir()
+    (module / "go.mod").write_text("module github.com/github/copilot-sdk/go\n\ngo 1.24\n")
+    (module / "client.go").write_text("package copilot\n")
+    first = candidate("copilot-go", "sdk", module)
+    assert (first.artifact.ecosystem, first.artifact.package) == ("go", "github.com/github/copilot-sdk/go")
+    assert first.label.startswith("0.0.0+candidate.")
+    (module / "client.go").write_text("package copilot // changed\n")
+    assert candidate("copilot-go", "sdk", module).label != first.label
+
+
 def test_an_artifact_of_another_package_is_refused_naming_both(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"github-copilot-sdk 1\.0\.28 \(pypi\), not of copilot-node's sdk"):
         candidate("copilot-node", "sdk", wheel(tmp_path))

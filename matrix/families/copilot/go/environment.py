@@ -57,13 +57,17 @@ class GoAgent(Environment):
         return self.binary.exists() or (self.location / GO_BUILD_ERRORS).exists()
 
     def _install(self) -> None:
-        (self.location / "go.mod").write_text(f"module compatmatrix/agent\n\ngo 1.24\n\n"
-                                             f"require {self.package} v{self.version}\n")
+        if self.artifact is not None:  # a candidate's directory, in place of a tagged version
+            require = f"require {self.package} v0.0.0\n\nreplace {self.package} => {self.artifact.resolve()}\n"
+        else:
+            require = f"require {self.package} v{self.version}\n"
+        (self.location / "go.mod").write_text(f"module compatmatrix/agent\n\ngo 1.24\n\n{require}")
         for src in GO_AGENT_SOURCE.glob("*.go"):
             shutil.copy(src, self.location / src.name)
         argv, env = go_command("mod", "download", f"{self.package}@v{self.version}")
         env = {**env, "GOFLAGS": "-mod=mod"}
-        self._run_installer(list(argv), _GO_GONE, env)
+        if self.artifact is None:
+            self._run_installer(list(argv), _GO_GONE, env)
         argv, _ = go_command("list", "-m", "-f", "{{.Dir}}", self.package)
         (self.location / GO_MODULE_DIR).write_text(self._run_installer(list(argv), _GO_GONE, env).stdout.strip())
         failures = []
