@@ -4,6 +4,7 @@ and where the rows are read from."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rich.console import Console
@@ -12,7 +13,11 @@ from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan, load_plan
 from matrix.store.dataset import Dataset, Sources
 
-__all__ = ["err_console", "load", "results_of", "sources_of", "warn"]
+__all__ = ["DATA", "err_console", "load", "results_of", "sources_of", "warn"]
+
+# The committed history every command reads by default: data/ of the checkout, or where
+# COMPAT_MATRIX_DATA says (a tool run outside the checkout; tests that must not see it).
+DATA = os.environ.get("COMPAT_MATRIX_DATA", "data")
 
 err_console = Console(stderr=True, soft_wrap=True)
 
@@ -35,5 +40,5 @@ def results_of(args: argparse.Namespace, plan: Plan | None) -> Path:
 
 def sources_of(args: argparse.Namespace) -> Sources:
     """The committed history (``--data``, when it exists) and the local results (``--results``)."""
-    data = Path(getattr(args, "data", None) or "data")
+    data = Path(getattr(args, "data", None) or DATA)
     return Sources(Path(args.results or "results"), data if Dataset(data).exists() else None)

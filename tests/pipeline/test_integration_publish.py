@@ -62,24 +62,25 @@ def test_a_held_back_cli_release_goes_through_the_pipeline(tmp_path: Path) -> No
         f'[families.{FAMILY}]\nprobes = ["handshake"]\nsdk.select = ["latest:2"]\ncli.select = ["<={held}"]\n')
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
 
-    run = compat_matrix("run", "--new", cwd=tmp_path, env=env)
+    run = compat_matrix("run", "--new", "--data", "data", cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"new releases: {FAMILY}: {held}" in run.stdout + run.stderr
     measured, _ = Store(tmp_path / "results").read()
     assert {(r.cli_version, r.probe) for r in measured} == {(held, "handshake")} and len(measured) == 2
 
-    verify = compat_matrix("verify", "--sample", "1", "--seed", "3", "--family", FAMILY, cwd=tmp_path, env=env)
+    verify = compat_matrix("verify", "--sample", "1", "--seed", "3", "--family", FAMILY, "--data", "data",
+                           cwd=tmp_path, env=env)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "agreement: 1 of 1" in verify.stdout
 
-    fold = compat_matrix("fold", cwd=tmp_path, env=env)
+    fold = compat_matrix("fold", "--data", "data", cwd=tmp_path, env=env)
     assert fold.returncode == 0, fold.stderr
     entry = Dataset(data).changes()[0]
     assert entry.added == {FAMILY: {"cli": [held]}} and entry.cells_added == 2
     assert held in Dataset(data).releases()[FAMILY]["cli"]
 
-    body = compat_matrix("changes", "--format", "markdown", cwd=tmp_path, env=env).stdout
-    title = compat_matrix("changes", "--format", "title", cwd=tmp_path, env=env).stdout
+    body = compat_matrix("changes", "--format", "markdown", "--data", "data", cwd=tmp_path, env=env).stdout
+    title = compat_matrix("changes", "--format", "title", "--data", "data", cwd=tmp_path, env=env).stdout
     assert title.startswith(f"data: @github/copilot {held} measured (2 cells")
     assert body.index("## Regressions") < body.index("## New releases") < body.index(f"### @github/copilot {held}")
 
