@@ -28,9 +28,16 @@ def marked() -> list[int]:
     return [pid for pid, _, _ in marked_processes()]
 
 
+def _interruptible() -> None:
+    # A shell runs background jobs with SIGINT ignored, and Python then keeps ignoring it:
+    # the run gets Ctrl-C as a terminal would give it, however this suite was started.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(args: list[str], env: dict[str, str] | None = None, output: bool = True) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "matrix.commands.cli", "run", *args],
-                            stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
+                            stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env,
+                            preexec_fn=_interruptible)
 
 
 def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: Path) -> None:
