@@ -15,7 +15,7 @@ from rich.console import Console
 from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames, render_text, to_json
-from matrix.commands.common import DATA, sources_of
+from matrix.commands.common import DATA, handshake_family, sources_of
 from matrix.commands.ship import add_parser as add_ship_parser
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
@@ -37,13 +37,6 @@ def _frame(sources: Sources) -> pd.DataFrame:
         where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
         raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
     return frame
-
-
-def _family(name: str) -> str:
-    if name not in FAMILIES or FAMILIES[name].standin:
-        valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
-        raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
-    return name
 
 
 def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: Console) -> list[dict[str, Any]]:
@@ -81,7 +74,7 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
 
 
 def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = None) -> int:
-    family = _family(args.family)
+    family = handshake_family(args.family)
     if (args.sdk is None) == (args.cli is None):
         raise UserError("pins needs exactly one of --sdk V or --cli V")
     frame = _frame(sources_of(args))

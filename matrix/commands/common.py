@@ -9,11 +9,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from matrix.errors import UserError
 from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan, load_plan
 from matrix.store.dataset import Dataset, Sources
 
-__all__ = ["DATA", "err_console", "load", "results_of", "sources_of", "warn"]
+__all__ = ["DATA", "err_console", "handshake_family", "load", "results_of", "sources_of", "warn"]
 
 # The committed history every command reads by default: data/ of the checkout, or where
 # COMPAT_MATRIX_DATA says (a tool run outside the checkout; tests that must not see it).
@@ -42,3 +43,11 @@ def sources_of(args: argparse.Namespace) -> Sources:
     """The committed history (``--data``, when it exists) and the local results (``--results``)."""
     data = Path(getattr(args, "data", None) or DATA)
     return Sources(Path(args.results or "results"), data if Dataset(data).exists() else None)
+
+
+def handshake_family(name: str) -> str:
+    """``--family`` of a command that reads handshake matrices (a stand-in family has none)."""
+    if name not in FAMILIES or FAMILIES[name].standin:
+        valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
+        raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
+    return name

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from matrix.answers.gate import Difference, differences, ignoring, load_fleet, to_junit, to_markdown
 from matrix.answers.ship import can_i_ship, targets_of
-from matrix.commands.common import DATA, err_console, load
+from matrix.commands.common import DATA, err_console, handshake_family, load
 from matrix.ecosystems import get
 from matrix.ecosystems.artifacts import CANDIDATE
 from matrix.ecosystems.discovery import Discovery
@@ -27,13 +27,6 @@ from matrix.store.dataset import Dataset, Sources
 from matrix.versions import apply_selection, sorted_versions
 
 __all__ = ["add_parser", "cmd_can_i_ship"]
-
-
-def _family(name: str) -> str:
-    if name not in FAMILIES or FAMILIES[name].standin:
-        valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
-        raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
-    return name
 
 
 def _fleet_targets(args: argparse.Namespace, family: str, other: str) -> list[str]:
@@ -79,7 +72,7 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
 
 
 def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
-    family = _family(args.family)
+    family = handshake_family(args.family)
     artifact = args.sdk_artifact or args.cli_artifact
     if artifact and (args.sdk or args.cli):
         raise UserError("ship either a published release (--sdk/--cli) or a candidate (--sdk-artifact/--cli-artifact)")
