@@ -15,7 +15,8 @@
     const install = INSTALL[other.ecosystem] || ((s) => s);
     const lines = [];
     if (doc.works_with.length) {
-      lines.push(`<p>Measured to work with <strong>${esc(other.package)}</strong>:</p><pre><code>${doc.works_with.map((s) => esc(install(s))).join("\n")}</code></pre>`);
+      const any = doc.works_with_spans.length > 1 ? " (any one of these ranges)" : "";
+      lines.push(`<p>Measured to work with <strong>${esc(other.package)}</strong>${any}:</p><pre><code>${doc.works_with.map((s) => esc(install(s))).join("\n")}</code></pre>`);
       const last = doc.works_with_spans[doc.works_with_spans.length - 1];
       lines.push(`<p>Recommended pair: <strong>${esc(doc.package)} ${esc(doc.version)}</strong> with <strong>${esc(other.package)} ${esc(last.last)}</strong> (the newest measured to work, nothing left running after stop()).</p>`);
     } else {

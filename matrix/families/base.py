@@ -12,7 +12,7 @@ built-in ones are (``pyproject.toml``); ``matrix.families.registry`` finds them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -116,9 +116,9 @@ class Family(ABC):
         """Pages of this family's own (relative path -> Markdown), beside the matrix pages."""
         return {}
 
-    def reproduction(self, sdk_version: str, cli_version: str, api_style: str | None, name: str) -> str | None:
+    def reproduction(self, sdk_version: str, cli_version: str, api: Mapping[str, Any], name: str) -> str | None:
         """A shell script, saved as ``name``, that shows what ``sdk_version`` does against a
         CLI release (its first argument, ``cli_version`` by default) outside the harness,
-        through the SDK's public API only. ``api_style``: what the agent recorded of how this
-        release is constructed. None: no reproduction for this family."""
+        through the SDK's public API only. ``api``: what the agent recorded of this release's
+        API (``detail.api``). None: no reproduction for this family."""
         return None

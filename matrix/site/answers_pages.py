@@ -1,19 +1,30 @@
 """The site page for release managers that sets declarations against measurements: drift, with
-semver findings."""
+semver findings. ``drift_page_data`` says what the page says (plain data, tested without
+HTML); ``templates/drift.md`` draws it."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from matrix.answers.analysis import handshake
-from matrix.answers.drift import NO_PROTOCOL, DriftFinding, cli_protocols, declared_window, drift, semver_findings
+from matrix.answers.drift import (
+    NO_PROTOCOL,
+    DriftFinding,
+    SemverFinding,
+    cli_protocols,
+    declared_window,
+    drift,
+    semver_findings,
+)
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge, esc
+from matrix.site.render import render
 from matrix.versions import sorted_versions
 
-__all__ = ["drift_page"]
+__all__ = ["Disagreement", "DriftFamily", "DriftPage", "SdkDeclares", "drift_page", "drift_page_data"]
 
 # What a disagreement most often means, by (prediction, observation): the reader's key.
 _MEANING = {
@@ -29,61 +40,76 @@ _MEANING = {
 }
 
 
-def drift_page(frame: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class SdkDeclares:
+    """What one SDK release's source declares."""
+
+    sdk: str
+    window: str  # "none", "LOW..TOP" or "exactly TOP"
+    pin: str  # the CLI version it pins, "bundles one" or "no"
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The cells with one (prediction, measurement) pair, and what that pair most often means."""
+
+    predicted: str
+    observed: str
+    meaning: str  # "" when there is no usual reading
+    findings: list[DriftFinding]
+
+
+@dataclass(frozen=True)
+class DriftFamily:
+    family: str
+    predicted: int
+    agree: int
+    disagree: int
+    cli_protocols: list[tuple[str, str]]  # (CLI version, the protocol it reports or "none"), oldest first
+    sdks: list[SdkDeclares]
+    disagreements: list[Disagreement]  # the largest group first
+    semver: list[SemverFinding]
+
+
+@dataclass(frozen=True)
+class DriftPage:
+    families: list[DriftFamily]
+
+
+def drift_page_data(frame: pd.DataFrame) -> DriftPage:
+    """The drift page as plain data: per measured (not stand-in) family, what each side
+    declares, where prediction and measurement disagree, the semver findings."""
     families = [f for f in sorted(handshake(frame)["family"].unique()) if f in FAMILIES and not FAMILIES[f].standin]
-    lines = ["# Declared versus observed", "",
-             "Every handshake cell is **predicted** from declarations alone: the protocol window each SDK release "
-             "declares in its own source (`SDK_PROTOCOL_VERSION`, a `MIN_PROTOCOL_VERSION` or else an exact-match "
-             "rule) and the protocol version each CLI release reports. The prediction is then set next to the "
-             "**measurement**. Where they disagree, the declarations do not tell the whole story: those cells are "
-             "listed with the evidence. Cells that say nothing (infra or harness errors, uninstallable versions) "
-             "are not predicted.", ""]
-    for family in families:
-        findings, predicted, agree = drift(frame, family)
-        protos = cli_protocols(frame, family)
-        windows = declared_window(frame, family)
-        lines += [f"## {esc(family)}", "",
-                  f"{predicted} cells predicted, {agree} agree with the measurement, **{len(findings)} disagree**.", ""]
-        lines += ["### What each side declares", "", "| CLI | reports protocol |", "|---|---|"]
-        lines += [f"| {esc(c)} | {'none' if p == NO_PROTOCOL else p} |" for c, p in
-                  sorted(protos.items(), key=lambda kv: sorted_versions(list(protos)).index(kv[0]))]
-        lines += ["", "| SDK | declared window | pins or bundles a CLI |", "|---|---|---|"]
-        for sdk in sorted_versions(list(windows)):
-            d = windows[sdk]
-            top, low = d.get("SDK_PROTOCOL_VERSION"), d.get("MIN_PROTOCOL_VERSION")
-            window = "none" if top is None else (f"{low}..{top}" if low is not None else f"exactly {top}")
-            pin = d.get("CLI_VERSION") or ("bundles one" if d.get("bundled_cli") else "no")
-            lines.append(f"| [{esc(sdk)}](versions/{family}/sdk-{esc(sdk)}.md) | {window} | {esc(pin)} |")
-        lines.append("")
-        groups: dict[tuple[str, str], list[DriftFinding]] = defaultdict(list)
-        for f in findings:
-            groups[(f.predicted, f.observed)].append(f)
-        lines += ["### Where prediction and measurement disagree", ""]
-        if not findings:
-            lines += ["None.", ""]
-        for (pred, obs), items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-            meaning = _MEANING.get((pred, obs), "")
-            why = f": {meaning}" if meaning else ""
-            lines += [f"**Predicted {pred}, measured {badge(obs)}** ({len(items)} cells){why}",
-                      "", "| SDK | CLI | rule (prediction) | evidence (measurement) |", "|---|---|---|---|"]
-            for f in items:
-                lines.append(f"| {esc(f.sdk_version)} | {esc(f.cli_version)} | {esc(f.rule)} | "
-                             f"{esc(f.evidence).replace('|', '&#124;')} |")
-            lines.append("")
-        semver = semver_findings(frame, family)
-        lines += ["### Semver findings", "",
-                  "A patch or minor release of one side after which a version of the other side that worked no "
-                  "longer does (like oasdiff's api-version-not-bumped). Below 1.0.0 semver promises nothing; those "
-                  "are marked.", ""]
-        if not semver:
-            lines += ["None.", ""]
-        else:
-            lines += ["| side | release | bump | breaks | was → now | evidence |", "|---|---|---|---|---|---|"]
-            for s in semver:
-                zero = " (0.x)" if s.initial_development else ""
-                other = "CLI" if s.side == "sdk" else "SDK"
-                lines.append(f"| {s.side} | {esc(s.before)} → **{esc(s.after)}** | {s.bump}{zero} | "
-                             f"{other} {esc(s.other)} | {badge(s.was)} → {badge(s.now)} | "
-                             f"{esc(s.evidence).replace('|', '&#124;')} |")
-            lines.append("")
-    return "\n".join(lines) + "\n"
+    return DriftPage([_family(frame, f) for f in families])
+
+
+def _family(frame: pd.DataFrame, family: str) -> DriftFamily:
+    findings, predicted, agree = drift(frame, family)
+    protos = cli_protocols(frame, family)
+    windows = declared_window(frame, family)
+    return DriftFamily(
+        family=family, predicted=predicted, agree=agree, disagree=len(findings),
+        cli_protocols=[(c, "none" if protos[c] == NO_PROTOCOL else str(protos[c]))
+                       for c in sorted_versions(list(protos))],
+        sdks=[_declares(sdk, windows[sdk]) for sdk in sorted_versions(list(windows))],
+        disagreements=_disagreements(findings), semver=semver_findings(frame, family))
+
+
+def _declares(sdk: str, declared: dict[str, Any]) -> SdkDeclares:
+    top, low = declared.get("SDK_PROTOCOL_VERSION"), declared.get("MIN_PROTOCOL_VERSION")
+    window = "none" if top is None else (f"{low}..{top}" if low is not None else f"exactly {top}")
+    pin = declared.get("CLI_VERSION") or ("bundles one" if declared.get("bundled_cli") else "no")
+    return SdkDeclares(sdk, window, str(pin))
+
+
+def _disagreements(findings: list[DriftFinding]) -> list[Disagreement]:
+    groups: dict[tuple[str, str], list[DriftFinding]] = defaultdict(list)
+    for f in findings:
+        groups[(f.predicted, f.observed)].append(f)
+    # sorted() is stable: groups of the same size keep the order their first finding has.
+    return [Disagreement(pred, obs, _MEANING.get((pred, obs), ""), items)
+            for (pred, obs), items in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+
+
+def drift_page(frame: pd.DataFrame) -> str:
+    return render("drift.md", page=drift_page_data(frame))

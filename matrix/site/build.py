@@ -188,13 +188,18 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
     return len(pages), warnings
 
 
+def code_files() -> list[Path]:
+    """What the generated pages are made by: our code, and the templates (a changed template
+    must regenerate its pages as a changed module does)."""
+    package = Path(__file__).resolve().parent.parent
+    return sorted(p for p in package.rglob("*") if p.suffix in (".py", ".json", ".html", ".md") and p.is_file())
+
+
 def _generation_digest(sources: Sources) -> str:
     families = ",".join(sorted(FAMILIES))
     digest = hashlib.sha256(f"{HARNESS_VERSION}:{__version__}:{families}:"
                             f"{os.environ.get('COMPAT_MATRIX_SITE_URL', '')}".encode())
-    package = Path(__file__).resolve().parent.parent
-    code = sorted(p for p in package.rglob("*") if p.suffix in (".py", ".json") and p.is_file())
-    for path in [*sources.inputs(), *code]:
+    for path in [*sources.inputs(), *code_files()]:
         if path.exists():
             digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()

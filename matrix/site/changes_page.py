@@ -3,14 +3,17 @@ clone and rebuild), and what this build measured that the dataset does not have 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from matrix.answers.changes import ReleaseNote
 from matrix.answers.diff import KINDS, _kind, diff_frames
-from matrix.markup import TABLE_END, badge, esc, sortable
+from matrix.site.render import render
 from matrix.store.changelog import Entry, Move
 
-__all__ = ["changes_page", "release_page"]
+__all__ = ["ChangeSection", "ChangesPage", "MoveRow", "Pending", "ReleaseRow", "changes_page",
+           "changes_page_data", "release_page"]
 
 
 def release_page(note: ReleaseNote, pages: set[str]) -> str | None:
@@ -22,62 +25,102 @@ def release_page(note: ReleaseNote, pages: set[str]) -> str | None:
     return None
 
 
-def _works(note: ReleaseNote) -> str:
-    if note.works_with:
-        text = "<br>".join(esc(s.strip('"')) for s in note.works_with)
-    else:
-        text = esc(note.summary().split(";")[0])
-    if note.works_but_leaks:
-        text += "<br><em>leaves the CLI running with:</em> " + ", ".join(esc(s.strip('"'))
-                                                                         for s in note.works_but_leaks)
-    return text
+@dataclass(frozen=True)
+class MoveRow:
+    """A cell measured again whose outcome moved."""
+
+    kind: str  # diff.KINDS: regression, improvement, ...
+    family: str
+    what: str  # the probe, and its mutation if any
+    sdk: str
+    cli: str
+    old: str
+    new: str
+    error: str  # the first line of what it says now, "" if nothing
 
 
-def _broke(note: ReleaseNote) -> str:
-    if not note.broke:
-        return "nothing" if note.previous else "(first release measured)"
-    items = "".join(f"<li>{esc(b.text(note.other_package))}</li>" for b in note.broke)
-    return (f"<details><summary><strong>{len(note.broke)} cell(s)</strong> that worked with "
-            f"{esc(note.previous)}</summary><ul>{items}</ul></details>")
+@dataclass(frozen=True)
+class ReleaseRow:
+    """A release a change added: what it works with and what it broke."""
+
+    title: str
+    link: str | None  # its page, relative to the site's root; None when the site has none
+    family: str
+    works: list[str]  # lines: what it works with, or else what was measured
+    leaks: list[str]  # what it works with but leaves the CLI running
+    previous: str | None  # the release before it on the same side
+    broke: list[str]  # the cells that worked with ``previous`` and do not with it
 
 
-def _link(note: ReleaseNote, pages: set[str]) -> str:
-    page = release_page(note, pages)
-    return f'<a href="../{esc(page)}">{esc(note.title)}</a>' if page else esc(note.title)
+@dataclass(frozen=True)
+class ChangeSection:
+    """One entry of the changelog."""
+
+    date: str
+    at: str
+    cells_added: int
+    cells_measured_again: int
+    regressions: int  # cells broken by a release it added, and moves that are regressions
+    releases: list[ReleaseRow]
+    moved: list[MoveRow]
 
 
-def _move_rows(moves: list[Move]) -> list[str]:
-    rows = []
-    for m in sorted(moves, key=lambda m: (KINDS.index(_kind(m.old, m.new)), m.family, m.sdk_version, m.cli_version)):
-        what = m.probe + (f" {m.mutation}" if m.mutation else "")
-        error = esc((m.new_error or "").splitlines()[0][:200]) if m.new_error else ""
-        rows.append(f"<tr><td>{esc(_kind(m.old, m.new))}</td><td>{esc(m.family)}</td><td>{esc(what)}</td>"
-                    f"<td>{esc(m.sdk_version)}</td><td>{esc(m.cli_version)}</td><td>{badge(m.old)}</td>"
-                    f'<td>{badge(m.new)}</td><td class="cm-msg">{error}</td></tr>')
-    return rows
+@dataclass(frozen=True)
+class Pending:
+    """What this build measured that the dataset does not hold yet."""
+
+    new: int  # cells the dataset does not have
+    moved: list[MoveRow]  # cells whose outcome differs from the dataset's
 
 
-_MOVES_HEAD = sortable(["change", "family", "probe", "SDK", "CLI", "before", "now", "now says"])
+@dataclass(frozen=True)
+class ChangesPage:
+    pending: Pending | None
+    changes: list[ChangeSection]  # newest first
 
 
-def _pending(dataset: pd.DataFrame | None, frame: pd.DataFrame) -> list[str]:
+def _release_row(note: ReleaseNote, pages: set[str]) -> ReleaseRow:
+    # Bare, as ReleaseNote.summary shows them (a pin line may come quoted).
+    works = [s.strip('"') for s in note.works_with] or [note.summary().split(";")[0]]
+    return ReleaseRow(title=note.title, link=release_page(note, pages), family=note.family, works=works,
+                      leaks=[s.strip('"') for s in note.works_but_leaks], previous=note.previous,
+                      broke=[b.text(note.other_package) for b in note.broke])
+
+
+def _move_rows(moves: list[Move]) -> list[MoveRow]:
+    return [MoveRow(kind=_kind(m.old, m.new), family=m.family, what=m.probe + (f" {m.mutation}" if m.mutation else ""),
+                    sdk=m.sdk_version, cli=m.cli_version, old=m.old, new=m.new,
+                    error=m.new_error.splitlines()[0][:200] if m.new_error else "")
+            for m in sorted(moves, key=lambda m: (KINDS.index(_kind(m.old, m.new)), m.family, m.sdk_version,
+                                                  m.cli_version))]
+
+
+def _pending(dataset: pd.DataFrame | None, frame: pd.DataFrame) -> Pending | None:
     """Cells this build shows that the dataset does not hold (measured here, not folded yet)."""
     if dataset is None:
-        return []
+        return None
     changes = [c for c in diff_frames(dataset, frame) if c.new is not None]
     if not changes:
-        return []
-    new = [c for c in changes if c.old is None]
+        return None
     moved = [Move(family=c.family, probe=c.probe, mutation=c.mutation, sdk_version=c.sdk_version,
                   cli_version=c.cli_version, old=c.old, new=c.new, new_error=c.new_error)
              for c in changes if c.old is not None and c.new is not None]
-    lines = ["## Measured by this build, not in the dataset yet", "",
-             f"{len(new)} new cells and {len(moved)} cells whose outcome differs from the dataset's were measured "
-             "locally. They are shown on this site; they enter the dataset (and the list below) when a maintainer "
-             "folds them (`compat-matrix fold`).", ""]
-    if moved:
-        lines += [_MOVES_HEAD, *_move_rows(moved), TABLE_END, ""]
-    return lines
+    return Pending(new=sum(1 for c in changes if c.old is None), moved=_move_rows(moved))
+
+
+def _section(entry: Entry, notes: list[ReleaseNote], pages: set[str]) -> ChangeSection:
+    broke = sum(len(n.broke) for n in notes)
+    regress = sum(1 for m in entry.moved if _kind(m.old, m.new) == "regression")
+    return ChangeSection(date=entry.at[:10], at=entry.at, cells_added=entry.cells_added,
+                         cells_measured_again=entry.cells_measured_again, regressions=broke + regress,
+                         releases=[_release_row(n, pages) for n in notes], moved=_move_rows(list(entry.moved)))
+
+
+def changes_page_data(frame: pd.DataFrame, entries: list[tuple[Entry, list[ReleaseNote]]],
+                      dataset: pd.DataFrame | None, pages: set[str]) -> ChangesPage:
+    """The "What changed" page as plain data; the arguments are ``changes_page``'s."""
+    return ChangesPage(pending=_pending(dataset, frame),
+                       changes=[_section(entry, notes, pages) for entry, notes in entries])
 
 
 def changes_page(frame: pd.DataFrame, entries: list[tuple[Entry, list[ReleaseNote]]], dataset: pd.DataFrame | None,
@@ -85,25 +128,4 @@ def changes_page(frame: pd.DataFrame, entries: list[tuple[Entry, list[ReleaseNot
     """``entries``: the changelog, newest first, each with its releases' notes; ``dataset``:
     the dataset's own rows (None when the site is built from local results only); ``pages``:
     the site's pages (relative to ``docs/``), for links to each release's page."""
-    lines = ["# What changed", "",
-             "Every change accepted into the dataset, newest first: the releases it added, what each works with "
-             "and what it broke compared with the release before it, and the cells measured again whose verdict "
-             "moved. Subscribe: [feed.xml](../feed.xml) (Atom). The same from the command line: "
-             "`compat-matrix changes`.", ""]
-    lines += _pending(dataset, frame)
-    if not entries:
-        return "\n".join([*lines, "The dataset has recorded no change yet.", ""])
-    for entry, notes in entries:
-        broke = sum(len(n.broke) for n in notes)
-        regress = sum(1 for m in entry.moved if _kind(m.old, m.new) == "regression")
-        lines += [f"## {esc(entry.at[:10])}: {len(notes)} release(s) added, {len(entry.moved)} verdict(s) moved", "",
-                  f"Folded {esc(entry.at)}: {entry.cells_added} new cells, {entry.cells_measured_again} measured "
-                  f"again; **{broke + regress} regression(s)**.", ""]
-        if notes:
-            lines += [sortable(["release", "family", "works with (measured)", "broke"])]
-            lines += [f"<tr><td>{_link(n, pages)}</td><td>{esc(n.family)}</td><td>{_works(n)}</td>"
-                      f"<td>{_broke(n)}</td></tr>" for n in notes]
-            lines += [TABLE_END, ""]
-        if entry.moved:
-            lines += [_MOVES_HEAD, *_move_rows(list(entry.moved)), TABLE_END, ""]
-    return "\n".join(lines) + "\n"
+    return render("changes.md", page=changes_page_data(frame, entries, dataset, pages))

@@ -4,15 +4,19 @@ did, and the version numbers both SDKs released that behave differently."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from matrix.answers.analysis import WORKS, handshake
 from matrix.families.registry import FAMILIES
-from matrix.markup import TABLE_END, WIDE, badge, esc, esc_raw, sortable
+from matrix.markup import esc_raw
 from matrix.site.pages import cli_slug, sdk_slug
+from matrix.site.render import render
 from matrix.versions import sorted_versions
 
-__all__ = ["compare_page", "compare_pages", "compare_slug", "compared_families"]
+__all__ = ["CliRow", "ComparePage", "FamilyCell", "SameNumberCell", "SameNumberRow", "ToleranceRow",
+           "compare_page", "compare_page_data", "compare_pages", "compare_slug", "compared_families"]
 
 
 def compared_families(frame: pd.DataFrame) -> dict[str, list[str]]:
@@ -24,91 +28,108 @@ def compared_families(frame: pd.DataFrame) -> dict[str, list[str]]:
     return {cli: fams for cli, fams in by_cli.items() if len(fams) > 1}
 
 
-def _summary(part: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class FamilyCell:
+    """What one family's SDK versions did against one CLI version."""
+
+    family: str
+    link: str  # the family's page of that CLI version
+    works: list[str]  # the SDK versions that work, oldest first
+    measured: int  # SDK versions measured
+    tally: list[tuple[str, int]]  # outcome, how many SDK versions ended so; the most first
+
+
+@dataclass(frozen=True)
+class CliRow:
+    cli: str
+    cells: list[FamilyCell | None]  # per family, in the page's order; None: not measured
+
+
+@dataclass(frozen=True)
+class ToleranceRow:
+    rule: str
+    tallies: list[list[tuple[str, int]]]  # per family: outcome, how many SDK versions; [] not measured
+
+
+@dataclass(frozen=True)
+class SameNumberCell:
+    family: str
+    link: str  # the family's page of that SDK version
+    outcome: str
+    message: str  # the start of its error message
+
+
+@dataclass(frozen=True)
+class SameNumberRow:
+    sdk: str
+    cli: str
+    cells: list[SameNumberCell]
+
+
+@dataclass(frozen=True)
+class ComparePage:
+    cli_package: str
+    families: list[str]
+    clis: int  # CLI versions measured by any of them
+    image: str
+    rows: list[CliRow]
+    tolerance: list[ToleranceRow]  # [] when no family has tolerance cells
+    shared: list[str]  # SDK version numbers measured in every family
+    differ: list[SameNumberRow]  # where the families' outcomes differ against the same CLI
+
+
+def _tally(outcomes: pd.Series) -> list[tuple[str, int]]:
+    return [(str(o), int(n)) for o, n in outcomes.value_counts().items()]
+
+
+def _summary(family: str, cli: str, part: pd.DataFrame) -> FamilyCell | None:
     """What one family's SDK versions did against one CLI version."""
     if part.empty:
-        return "not measured"
+        return None
     works = sorted_versions(part[part["outcome"].isin(WORKS)]["sdk_version"])
-    counts = part["outcome"].value_counts()
-    tally = " ".join(f"{badge(str(o))}&nbsp;{int(n)}" for o, n in counts.items())
-    span = f"works: {esc(works[0])}" + (f" … {esc(works[-1])}" if len(works) > 1 else "") if works else "works: none"
-    return f"{span} ({len(works)} of {len(part)})<br>{tally}"
+    return FamilyCell(family, f"../versions/{family}/{cli_slug(cli)}.md", works, len(part), _tally(part["outcome"]))
+
+
+def compare_page_data(frame: pd.DataFrame, cli_package: str, families: list[str], image: str) -> ComparePage:
+    """The families of one CLI package side by side, as plain data."""
+    hs = handshake(frame)
+    clis = sorted_versions(hs[hs["family"].isin(families)]["cli_version"])
+    rows = [CliRow(cli, [_summary(f, cli, hs[(hs["family"] == f) & (hs["cli_version"] == cli)]) for f in families])
+            for cli in clis]
+    shared, differ = _same_numbers(hs, families)
+    return ComparePage(cli_package, families, len(clis), image, rows, _tolerance(frame, families), shared, differ)
 
 
 def compare_page(frame: pd.DataFrame, cli_package: str, families: list[str], image: str) -> str:
-    hs = handshake(frame)
-    clis = sorted_versions(hs[hs["family"].isin(families)]["cli_version"])
-    lines = [*WIDE, f"# {esc(cli_package)}: the SDKs side by side", "",
-             f"{len(families)} SDK families measured against the same {len(clis)} {esc(cli_package)} versions. "
-             "Each band of the picture is one family; a column is one CLI version in every band.", "",
-             f"![side by side]({image}){{ .cm-heatmap }}", "",
-             "## Per CLI version", "", "Which of each family's measured SDK versions work with it, and how the "
-             "rest ended.", "",
-             sortable(["CLI", *(esc(f) for f in families)])]
-    for cli in clis:
-        cells = []
-        for f in families:
-            part = hs[(hs["family"] == f) & (hs["cli_version"] == cli)]
-            link = f"../versions/{f}/{cli_slug(cli)}.md"
-            cells.append(f'<td><a href="{link}">{esc(f)}</a>: {_summary(part)}</td>' if not part.empty
-                         else "<td>not measured</td>")
-        lines.append(f"<tr><td>{esc(cli)}</td>{''.join(cells)}</tr>")
-    lines += [TABLE_END, ""]
-    lines += _tolerance(frame, families)
-    lines += _same_numbers(hs, families)
-    return "\n".join(lines) + "\n"
+    return render("compare.md", page=compare_page_data(frame, cli_package, families, image))
 
 
-def _tolerance(frame: pd.DataFrame, families: list[str]) -> list[str]:
+def _tolerance(frame: pd.DataFrame, families: list[str]) -> list[ToleranceRow]:
     """Rule by rule, what each family's SDK versions did with the same mutation."""
     tol = frame[(frame["probe"] == "tolerance") & frame["family"].isin(families)]
-    if tol.empty:
-        return []
-    lines = ["## Tolerance, rule by rule", "",
-             "Each SDK version against the newest CLI it was measured compatible with, through the same shim "
-             "rule; the count of SDK versions per outcome (details on the [tolerance pages](../tolerance/index.md)).",
-             "", '<div class="cm-table-wrap"><table class="cm-table"><thead><tr><th>rule</th>'
-             + "".join(f"<th>{esc(f)}</th>" for f in families) + "</tr></thead><tbody>"]
-    for rule in sorted(tol["mutation"].unique()):
-        cells = []
-        for f in families:
-            counts = tol[(tol["family"] == f) & (tol["mutation"] == rule)]["outcome"].value_counts()
-            cells.append("<td>" + (" ".join(f"{badge(str(o))}&nbsp;{int(n)}" for o, n in counts.items())
-                                   or "not measured") + "</td>")
-        lines.append(f"<tr><td><code>{esc(rule)}</code></td>{''.join(cells)}</tr>")
-    return [*lines, TABLE_END, ""]
+    return [ToleranceRow(esc_raw(rule), [_tally(tol[(tol["family"] == f) & (tol["mutation"] == rule)]["outcome"])
+                                     for f in families])
+            for rule in sorted(tol["mutation"].unique())]
 
 
-def _same_numbers(hs: pd.DataFrame, families: list[str]) -> list[str]:
-    """Version numbers several SDKs released: the cells where their outcomes differ. The
+def _same_numbers(hs: pd.DataFrame, families: list[str]) -> tuple[list[str], list[SameNumberRow]]:
+    """Version numbers several SDKs released, and the cells where their outcomes differ. The
     packages are separate artifacts; a shared number promises nothing, this shows it."""
     per = {f: hs[hs["family"] == f] for f in families}
     shared = sorted_versions(list(set.intersection(*(set(p["sdk_version"]) for p in per.values()))))
-    lines = ["## Same version number, different behaviour", ""]
-    if not shared:
-        return [*lines, "No SDK version number was measured in more than one family.", ""]
-    lines += [f"SDK version numbers measured in every family: {', '.join(esc(v) for v in shared)}. Cells where the "
-              "families' outcomes differ against the same CLI:", "",
-              sortable(["SDK", "CLI", *(esc(f) for f in families)])]
-    differ = 0
     cells_of = {f: {(str(r["sdk_version"]), str(r["cli_version"])): (str(r["outcome"]), r["error_message"])
                     for r in p[["sdk_version", "cli_version", "outcome", "error_message"]].to_dict("records")}
                 for f, p in per.items()}
+    differ = []
     for sdk in shared:
         for cli in sorted_versions(hs["cli_version"]):
-            found = {f: cells_of[f].get((sdk, cli)) for f in families}
-            if any(r is None for r in found.values()):
-                continue
-            outcomes = {f: r[0] for f, r in found.items() if r is not None}
-            if len(set(outcomes.values())) == 1:
-                continue
-            differ += 1
-            cells = "".join(
-                f'<td class="cm-msg"><a href="../versions/{f}/{sdk_slug(sdk)}.md">{badge(outcomes[f])}</a> '
-                f'{esc(esc_raw(r[1])[:120])}</td>' for f, r in found.items() if r is not None)
-            lines.append(f"<tr><td>{esc(sdk)}</td><td>{esc(cli)}</td>{cells}</tr>")
-    lines += [TABLE_END, "", f"{differ} cells differ.", ""]
-    return lines
+            found = [(f, cells_of[f].get((sdk, cli))) for f in families]
+            cells = [SameNumberCell(f, f"../versions/{f}/{sdk_slug(sdk)}.md", r[0], esc_raw(r[1])[:120])
+                     for f, r in found if r is not None]
+            # A cell some family never measured says nothing about the shared number.
+            if len(cells) == len(families) and len({c.outcome for c in cells}) > 1:
+                differ.append(SameNumberRow(sdk, cli, cells))
+    return shared, differ
 
 
 def compare_slug(cli_package: str) -> str:

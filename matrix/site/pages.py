@@ -1,7 +1,6 @@
-"""Markdown pages of the site, generated from the results DataFrame.
-
-Third-party text (error messages, argv) is always HTML-escaped and placed in HTML
-elements, so nothing an SDK or CLI printed can become markup on our pages."""
+"""The site's own pages (home, matrices, a page per release, versions index, pin guide) as plain
+data from the results DataFrame, each rendered by its template in ``templates/``, whose
+autoescaping keeps anything an SDK or CLI printed text on our pages."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ from matrix.answers.analysis import (
     CONNECTS,
     WORKS,
     Range,
+    UpgradeAdvice,
     after_stop_text,
     handshake,
     leak_ranges,
@@ -27,17 +27,18 @@ from matrix.answers.analysis import (
 )
 from matrix.ecosystems import get
 from matrix.families.registry import FAMILIES
-from matrix.markup import TABLE_END, WIDE, badge, embed_badge, esc, esc_raw, flaky_mark, sortable
+from matrix.markup import embed_badge, esc, esc_raw
 from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES
-from matrix.site.answer_lines import answer_lines
-from matrix.site.grid import grid_of
+from matrix.site.answer_lines import AnswerLine, answer_lines
+from matrix.site.grid import Grid, grid_of
 from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT
 from matrix.site.render import render
 from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["SiteData", "cli_page", "cli_slug", "home", "matrix_page", "pins_page", "repro_name", "reproduction",
-           "sdk_page", "sdk_slug", "versions_index", "write"]
+__all__ = ["SiteData", "cell_rows", "cli_page", "cli_slug", "home", "home_page", "matrix_page", "matrix_page_data",
+           "pins_page", "pins_page_data", "repro_name", "reproduction", "sdk_page", "sdk_slug", "versions_index",
+           "versions_index_data", "write"]
 
 EXCERPT = 160
 
@@ -63,57 +64,56 @@ def cli_slug(v: str) -> str:
     return f"cli-{v}"
 
 
-def long_table(frame: pd.DataFrame, link_prefix: str = "../versions/") -> str:
-    """Every row, sortable and filterable by the site's tables.js."""
-    head = ["family", "sdk", "cli", "outcome", "protocol", "observed CLI", "after stop()", "error", "seconds"]
+@dataclass(frozen=True)
+class CellRow:
+    """One handshake cell in a table of every cell; ``flaky``, ``repeats``, ``harness_version``
+    and ``probe`` are what the flaky and stale marks read."""
+
+    family: str
+    sdk: str
+    cli: str
+    outcome: str
+    protocol: str
+    observed_cli: str
+    after_stop: str
+    error: str
+    excerpt: str
+    seconds: str
+    flaky: bool
+    repeats: list[str]
+    harness_version: str
+    probe: str
+
+
+def cell_rows(frame: pd.DataFrame) -> list[CellRow]:
+    """Every row, by family, SDK and CLI version."""
     frame = sort_by_version(sort_by_version(frame, "cli_version"), "sdk_version").sort_values("family", kind="stable")
-    out = [sortable(head)]
+    rows = []
     for r in frame.itertuples():
         msg = esc_raw(r.error_message)
-        excerpt = msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…"
-        fam = esc(r.family)
-        out.append(
-            "<tr>"
-            f"<td>{fam}</td>"
-            f'<td><a href="{link_prefix}{fam}/{sdk_slug(str(r.sdk_version))}/">{esc(r.sdk_version)}</a></td>'
-            f'<td><a href="{link_prefix}{fam}/{cli_slug(str(r.cli_version))}/">{esc(r.cli_version)}</a></td>'
-            f'<td data-sort="{esc(r.outcome)}">{badge(str(r.outcome))}{flaky_mark(r)}</td>'
-            f"<td>{_num(r.protocol)}</td>"
-            f"<td>{esc(r.observed_cli_version)}</td>"
-            f"<td>{esc(after_stop_text(r.leaked, r.exit_after_stop_seconds))}</td>"
-            f'<td class="cm-msg" title="{esc(msg)}">{esc(excerpt)}</td>'
-            f"<td>{_num(round(float(str(r.seconds)), 1))}</td>"
-            "</tr>"
-        )
-    out.append(TABLE_END)
-    return "\n".join(out)
+        rows.append(CellRow(
+            family=str(r.family), sdk=str(r.sdk_version), cli=str(r.cli_version), outcome=str(r.outcome),
+            protocol=_num(r.protocol), observed_cli=esc_raw(r.observed_cli_version),
+            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds), error=msg,
+            excerpt=msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…", seconds=_num(round(float(str(r.seconds)), 1)),
+            flaky=r.flaky is True, repeats=[str(o) for o in r.repeats] if isinstance(r.repeats, list) else [],
+            harness_version=esc_raw(r.harness_version), probe=str(r.probe)))
+    return rows
 
 
-def legend() -> str:
+@dataclass(frozen=True)
+class LegendPart:
+    title: str
+    meanings: list[tuple[str, str]]  # outcome, what it means
+
+
+def legend_parts() -> list[LegendPart]:
     parts = []
     for title, outcomes in (("Handshake cells", HANDSHAKE_OUTCOMES), ("Tolerance checks", TOLERANCE_OUTCOMES),
                             ("Promise checks", PROMISE_OUTCOMES[:2])):
-        meaning = {o: OUTCOME_INFO[o][1].removeprefix("Tolerance: ").removeprefix("Promise check: ") for o in outcomes}
-        rows = [f"| {badge(o.value)} | {esc(meaning[o])} |" for o in outcomes]
-        parts.append(f"**{title}**\n\n| outcome | meaning |\n|---|---|\n" + "\n".join(rows))
-    leak = esc(LEAK_TEXT.removeprefix(LEAK_MARK).strip())
-    parts.insert(1, f"In the heatmaps, **{LEAK_MARK}** after a cell's number or letter: {leak} "
-                    "(still alive `timeouts.leak` seconds after `stop()` returned, the application still running). "
-                    "The Copilot SDK's version negotiation design promises that stopping the client closes its "
-                    "pipes and leaves no CLI process behind: a cell that connected but leaked is `degraded`; "
-                    "a failed start that leaked keeps its outcome and says so on the version pages.")
-    return "\n\n".join(parts)
-
-
-def counts_table(frame: pd.DataFrame) -> str:
-    counts = frame["outcome"].value_counts()
-    lines = ['<table class="cm-counts"><thead><tr><th>outcome</th><th>cells</th></tr></thead><tbody>']
-    for o in OUTCOME_INFO:
-        if counts.get(o.value, 0):
-            lines.append(f'<tr><td>{badge(o.value)}</td><td data-cm-count="{o.value}">{int(counts[o.value])}</td></tr>')
-    lines.append(f'<tr><td><b>total</b></td><td data-cm-count="total"><b>{len(frame)}</b></td></tr>')
-    lines.append("</tbody></table>")
-    return "\n".join(lines)
+        parts.append(LegendPart(title, [(o.value, OUTCOME_INFO[o][1].removeprefix("Tolerance: ")
+                                         .removeprefix("Promise check: ")) for o in outcomes]))
+    return parts
 
 
 def write(path: Path, text: str) -> None:
@@ -122,77 +122,66 @@ def write(path: Path, text: str) -> None:
         path.write_text(text)
 
 
+@dataclass(frozen=True)
+class FamilyLink:
+    name: str
+    page: str  # from the site's root
+    description: str
+
+
+@dataclass(frozen=True)
+class HomePage:
+    answers: list[AnswerLine]
+    generated_at: str
+    harness_version: str
+    version: str
+    families: list[FamilyLink]
+    counts: list[tuple[str, int]]  # outcome, cells: in the legend's order, outcomes with cells only
+    total: int
+    legend: list[LegendPart]
+    leak_mark: str
+    leak_text: str
+
+
+def home_page(data: SiteData) -> HomePage:
+    families = []
+    for f in sorted(data.frame["family"].unique()):
+        fam = FAMILIES.get(f)
+        families.append(FamilyLink(f, f"cosmo/{f}.md" if fam and fam.standin else f"matrix/{f}.md",
+                                   fam.description if fam else ""))
+    counts = data.frame["outcome"].value_counts()
+    return HomePage(
+        answers=answer_lines(data.frame), generated_at=data.generated_at, harness_version=HARNESS_VERSION,
+        version=__version__, families=families,
+        counts=[(o.value, int(counts[o.value])) for o in OUTCOME_INFO if counts.get(o.value, 0)],
+        total=len(data.frame), legend=legend_parts(), leak_mark=LEAK_MARK,
+        leak_text=LEAK_TEXT.removeprefix(LEAK_MARK).strip())
+
+
 def home(data: SiteData) -> str:
-    fams = sorted(data.frame["family"].unique())
+    return render("home.md", page=home_page(data))
 
-    def page(f: str) -> str:
-        return f"cosmo/{f}.md" if f in FAMILIES and FAMILIES[f].standin else f"matrix/{f}.md"
 
-    links = "\n".join(f"- [{f}]({page(f)}): {esc(FAMILIES[f].description) if f in FAMILIES else ''}"
-                      for f in fams)
-    return f"""# compat-matrix
+@dataclass(frozen=True)
+class MatrixPage:
+    family: str
+    description: str
+    sdks: int
+    clis: int
+    leak_mark: str
+    grid: Grid
+    cells: list[CellRow]
 
-{render("home-answers.html", lines=answer_lines(data.frame))}
 
-Which released SDK versions work with which released CLI versions, **measured**: every cell
-is one real SDK release from its registry, started against one real CLI release (or,
-for Cosmo, whose backend is not reachable, a strict local stand-in of it) in a sandbox.
-Nothing here is inferred from version numbers.
-
-<p class="cm-stamp">Generated {esc(data.generated_at)} · harness {esc(HARNESS_VERSION)} ·
-compat-matrix {esc(__version__)}</p>
-
-## Families
-
-{links}
-
-## Outcomes
-
-{counts_table(data.frame)}
-
-## Legend
-
-{legend()}
-
-## Where to go
-
-- [The matrices](matrix/index.md): heatmap and every row, sortable and filterable.
-- [Tolerance](tolerance/index.md): what each SDK version does with unknown fields, event types and
-  enum values, with the transcript of every check; and the failure contract after a failed handshake.
-- [Cosmo](cosmo/index.md): every cosmo-ai-sdk release against a strict stand-in: tolerance,
-  identity and strict-server findings, each promise of its design next to what every release does.
-- [Versions](versions/index.md): one page per SDK and per CLI version.
-- [Pin guide](pins.md): copy-paste version ranges that were measured to work.
-- [Notebooks](notebooks/index.md): analyses executed against these results at build time.
-- [Data](data.md): the same results as JSON, CSV and parquet.
-"""
+def matrix_page_data(data: SiteData, family: str) -> MatrixPage:
+    sub = handshake(data.frame, family)
+    return MatrixPage(family=family, description=FAMILIES[family].description if family in FAMILIES else "",
+                      sdks=sub["sdk_version"].nunique(), clis=sub["cli_version"].nunique(), leak_mark=LEAK_MARK,
+                      grid=grid_of(data.frame, data.releases, family), cells=cell_rows(sub))
 
 
 def matrix_page(data: SiteData, family: str) -> str:
-    sub = handshake(data.frame, family)
-    sdks, clis = sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])
-    wide = "\n".join(WIDE)
-    return f"""{wide}
-# {family}: handshake matrix
-
-{esc(FAMILIES[family].description) if family in FAMILIES else ""}. {len(sdks)} SDK versions ×
-{len(clis)} CLI versions, {len(sub)} cells. The number in a cell is the negotiated protocol
-version; letters mark failures (R refused, L launch-failed, H hang, C crashed,
-U uninstallable, ? infra error, ! harness error); {LEAK_MARK} marks a cell whose SDK left a
-process it started running after `stop()` returned.
-
-Hover a cell for its outcome and the first line of its error; click it for its evidence.
-The same as a picture: [heatmap-{family}.png](../assets/heatmap-{family}.png).
-
-{render("grid-colours.html")}
-{render("grid.html", grid=grid_of(data.frame, data.releases, family))}
-
-## Every cell
-
-Click a column header to sort; type to filter (matches any column).
-
-{long_table(sub)}
-"""
+    return render("matrix.md", page=matrix_page_data(data, family))
 
 
 def _declared(row: pd.Series) -> dict[str, Any]:
@@ -313,7 +302,7 @@ def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
     ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
     pinned = decl.get("CLI_VERSION")
     script = repro_name(sdk)
-    has_script = fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), script) is not None
+    has_script = fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), script) is not None
     cells = [_evidence(r, str(r.cli_version)) for r in rows.itertuples()]
     return SdkReleasePage(
         family=family, package=fam.sdk_package, version=sdk,
@@ -331,7 +320,7 @@ def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
 
 
 def sdk_page(data: SiteData, family: str, sdk: str) -> str:
-    return render("sdk-release.md", page=sdk_release_page(data, family, sdk), WIDE="\n".join(WIDE))
+    return render("sdk-release.md", page=sdk_release_page(data, family, sdk))
 
 
 def repro_name(sdk: str) -> str:
@@ -339,13 +328,13 @@ def repro_name(sdk: str) -> str:
     return f"{sdk_slug(sdk)}.repro.sh"
 
 
-def _api_style(rows: pd.DataFrame) -> str | None:
-    """How the harness constructed this release's client (the newest row that says)."""
+def _api(rows: pd.DataFrame) -> dict[str, Any]:
+    """What the agent recorded of this release's API (the newest row that did)."""
     for d in reversed(list(rows["detail"])):
         api = d.get("api") if isinstance(d, dict) else None
-        if isinstance(api, dict) and isinstance(api.get("style"), str):
-            return str(api["style"])
-    return None
+        if isinstance(api, dict) and api:
+            return api
+    return {}
 
 
 def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
@@ -353,7 +342,7 @@ def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
     rows = sort_by_version(handshake(data.frame, family).query("sdk_version == @sdk"), "cli_version")
     if rows.empty:
         return None
-    return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api_style(rows), repro_name(sdk))
+    return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), repro_name(sdk))
 
 
 @dataclass(frozen=True)
@@ -406,66 +395,65 @@ def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
 
 
 def cli_page(data: SiteData, family: str, cli: str) -> str:
-    return render("cli-release.md", page=cli_release_page(data, family, cli), WIDE="\n".join(WIDE))
+    return render("cli-release.md", page=cli_release_page(data, family, cli))
+
+
+@dataclass(frozen=True)
+class FamilyVersions:
+    family: str
+    sdks: list[str]
+    clis: list[str]
+
+
+def versions_index_data(data: SiteData) -> list[FamilyVersions]:
+    out = []
+    for family in sorted(data.frame["family"].unique()):
+        sub = handshake(data.frame, family)
+        out.append(FamilyVersions(family, sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])))
+    return out
 
 
 def versions_index(data: SiteData) -> str:
-    lines = ["# Versions", ""]
-    for family in sorted(data.frame["family"].unique()):
-        sub = handshake(data.frame, family)
-        lines += [f"## {family}", "", "SDK versions: " + " · ".join(
-            f"[{v}]({family}/{sdk_slug(v)}.md)" for v in sorted_versions(sub["sdk_version"])), "",
-            "CLI versions: " + " · ".join(
-            f"[{v}]({family}/{cli_slug(v)}.md)" for v in sorted_versions(sub["cli_version"])), ""]
-    return "\n".join(lines)
+    return render("versions-index.md", families=versions_index_data(data))
 
 
-def _cell_pins(pins: list[str], none: str = "none measured") -> str:
-    return "<br>".join(f"<code>{esc(p)}</code>" for p in pins) or none
+@dataclass(frozen=True)
+class PinRow:
+    version: str
+    works: list[str]
+    leaky: list[str]
 
 
-def pins_page(data: SiteData) -> str:
-    lines = ["# Pin guide", "",
-             "Ranges below are runs of **measured** versions that were `compatible` (connected, answered, and",
-             "left nothing running after `stop()`); a range spans only versions between two measured ones that",
-             "both worked, and the versions measured inside it are on each version's page. Pairs that work but",
-             "leave the CLI running after `stop()` are listed apart: prefer the first column. Each side is",
-             "written in its own ecosystem's syntax: pip specifiers, npm ranges, and for Go (which has no",
-             "ranges) the version to `go get`, its `require` line and `exclude` lines for measured-bad",
-             "versions inside the working span. Anything not listed was not measured.", ""]
+@dataclass(frozen=True)
+class FamilyPins:
+    family: str
+    advice: UpgradeAdvice | None
+    recommended: tuple[str, str] | None  # the SDK's and the CLI's install line
+    sdk_tool: str
+    cli_tool: str
+    by_sdk: list[PinRow]  # the CLI releases that work with each SDK release
+    by_cli: list[PinRow]
+
+
+def pins_page_data(data: SiteData) -> list[FamilyPins]:
+    out = []
     for family in sorted(handshake(data.frame)["family"].unique()):
         fam = FAMILIES[family]
         sub = handshake(data.frame, family)
         advice = upgrade_advice(data.frame, family)
-        lines += [f"## {family}", ""]
-        if advice:
-            first = {"sdk": f"**upgrade the SDK first**: the newest SDK ({advice.newest_sdk}) works with "
-                            f"{len(advice.clis_working_with_newest_sdk)} of {advice.cli_count} measured CLI "
-                            f"versions, the newest CLI ({advice.newest_cli}) with "
-                            f"{len(advice.sdks_working_with_newest_cli)} of {advice.sdk_count} SDK versions.",
-                     "cli": f"**upgrade the CLI first**: the newest CLI ({advice.newest_cli}) works with "
-                            f"{len(advice.sdks_working_with_newest_cli)} of {advice.sdk_count} measured SDK "
-                            f"versions, the newest SDK ({advice.newest_sdk}) with "
-                            f"{len(advice.clis_working_with_newest_sdk)} of {advice.cli_count} CLI versions.",
-                     "either": "either side first: both newest releases work with the same share of the other "
-                               "side."}[advice.first]
-            lines += [f"Which side to upgrade first, from the data: {first}", ""]
         sdk_eco, cli_eco = get(fam.sdk_ecosystem), get(fam.cli_ecosystem)
+        recommended = None
         if advice and advice.sdks_working_with_newest_cli:
-            sdk_pin = sdk_eco.install(fam.sdk_package, advice.sdks_working_with_newest_cli[-1])
-            lines += [f"Recommended pair: `{sdk_pin}` with `{cli_eco.install(fam.cli_package, advice.newest_cli)}`.",
-                      ""]
-        lines += [f"### CLI versions for each SDK version ({cli_eco.tool})", "",
-                  "| SDK | works with CLI | works, but stop() leaves the CLI running |", "|---|---|---|"]
-        for sdk in sorted_versions(sub["sdk_version"]):
-            lines.append(f"| [{sdk}](versions/{family}/{sdk_slug(sdk)}.md) | "
-                         f"{_cell_pins(pin_lines(data.frame, family, sdk=sdk))} | "
-                         f"{_cell_pins(pin_lines(data.frame, family, sdk=sdk, leaky=True), '')} |")
-        lines += ["", f"### SDK versions for each CLI version ({sdk_eco.tool})", "",
-                  "| CLI | works with SDK | works, but stop() leaves the CLI running |", "|---|---|---|"]
-        for cli in sorted_versions(sub["cli_version"]):
-            lines.append(f"| [{cli}](versions/{family}/{cli_slug(cli)}.md) | "
-                         f"{_cell_pins(pin_lines(data.frame, family, cli=cli))} | "
-                         f"{_cell_pins(pin_lines(data.frame, family, cli=cli, leaky=True), '')} |")
-        lines.append("")
-    return "\n".join(lines)
+            recommended = (sdk_eco.install(fam.sdk_package, advice.sdks_working_with_newest_cli[-1]),
+                           cli_eco.install(fam.cli_package, advice.newest_cli))
+        out.append(FamilyPins(
+            family=family, advice=advice, recommended=recommended, sdk_tool=sdk_eco.tool, cli_tool=cli_eco.tool,
+            by_sdk=[PinRow(v, pin_lines(data.frame, family, sdk=v), pin_lines(data.frame, family, sdk=v, leaky=True))
+                    for v in sorted_versions(sub["sdk_version"])],
+            by_cli=[PinRow(v, pin_lines(data.frame, family, cli=v), pin_lines(data.frame, family, cli=v, leaky=True))
+                    for v in sorted_versions(sub["cli_version"])]))
+    return out
+
+
+def pins_page(data: SiteData) -> str:
+    return render("pins.md", families=pins_page_data(data))

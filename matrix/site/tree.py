@@ -24,6 +24,7 @@ from matrix.site.pages import (
     versions_index,
     write,
 )
+from matrix.site.render import render
 from matrix.store.dataset import Sources
 from matrix.versions import sorted_versions
 
@@ -31,20 +32,10 @@ __all__ = ["write_pages"]
 
 
 def matrices_index(data: SiteData, families: list[str], side_by_side: list[str]) -> str:
-    """Each family's matrix small, with its one-line answer, then the side-by-side pages."""
+    """Each family's matrix small, with its one-line answer, then the side-by-side pages
+    (``side_by_side``: their file names, from ``matrix/``)."""
     answers = {a.family: a for a in answer_lines(data.frame)}
-    lines = ["# Matrices", ""]
-    for f in families:
-        a = answers.get(f)
-        lines += [f"## [{f}]({f}.md)", ""]
-        if a is not None:
-            lines += [f"The newest {a.sdk_package}, **{a.newest_sdk}**, works with {a.cli_package} "
-                      f"**{a.sdk_works_with}**; the newest {a.cli_package}, **{a.newest_cli}**, works with "
-                      f"{a.sdk_package} **{a.cli_works_with}**.", ""]
-        lines += [f"[![{f} handshake matrix](../assets/heatmap-{f}.png){{ .cm-thumb }}]({f}.md)", ""]
-    if side_by_side:
-        lines += ["## Side by side", "", *side_by_side, ""]
-    return "\n".join(lines)
+    return render("matrices-index.md", families=[(f, answers.get(f)) for f in families], side_by_side=side_by_side)
 
 
 def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> list[Path]:
@@ -58,8 +49,7 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
     put("index.md", home(data))
     families = sorted(handshake(data.frame)["family"].unique())
     compared = compare_pages(data.frame)
-    side_by_side = [f"- [{rel.removeprefix('matrix/').removesuffix('.md')}]({rel.removeprefix('matrix/')}): "
-                    "the SDK families against the same CLI versions" for rel in compared]
+    side_by_side = [rel.removeprefix("matrix/") for rel in compared]
     put("matrix/index.md", matrices_index(data, families, side_by_side))
     for rel, text in compared.items():
         put(rel, text)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import functools
 import shutil
 from abc import abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.errors import InfraError, UserError
@@ -75,8 +76,8 @@ class CopilotFamily(Family):
 
     # -- planning ----------------------------------------------------------------------
 
-    def reproduction(self, sdk_version: str, cli_version: str, api_style: str | None, name: str) -> str | None:
-        return repro.script(self.name, self.sdk_package, sdk_version, self.cli_package, cli_version, api_style, name)
+    def reproduction(self, sdk_version: str, cli_version: str, api: Mapping[str, Any], name: str) -> str | None:
+        return repro.script(self.name, self.sdk_package, sdk_version, self.cli_package, cli_version, api, name)
 
     def plan(self, phase: str, planning: Planning) -> list[Cell]:
         if phase not in planning.probes:

@@ -2,14 +2,17 @@
 outside our harness (a fresh venv or npm prefix, the two releases from their registries, a few
 lines of the SDK's public API) to see what a cell says, ready for an upstream bug report.
 
-The program is written for the constructor style the harness found in that release (recorded
-in each row's ``detail.api``); it starts the client against the CLI, pings, asks for status
-and stops, printing each step. What it prints is what the cell's verdict is made of: a
-refusal's message, a crash's exception, the protocol of a connection."""
+The program is written for the API the harness found in that release (recorded in each row's
+``detail.api``: the Python constructor style, the Go methods' signatures); it starts the client
+against the CLI, pings, asks for status and stops, printing each step. What it prints is what
+the cell's verdict is made of: a refusal's message, a crash's exception, the protocol of a
+connection."""
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["script"]
 
@@ -77,12 +80,12 @@ fi
 """
 
 
-def script(family: str, sdk_package: str, sdk_version: str, cli_package: str, default_cli: str, api_style: str | None,
-           name: str) -> str | None:
+def script(family: str, sdk_package: str, sdk_version: str, cli_package: str, default_cli: str,
+           api: Mapping[str, Any], name: str) -> str | None:
     """The script for one SDK release, saved as ``name`` (``None``: this family has no
-    reproduction yet). ``api_style``: the constructor style its Python agent recorded."""
+    reproduction). ``api``: what its agent recorded of the release's API."""
     if family == "copilot-python":
-        imports, construct = _PYTHON_CONSTRUCT.get(api_style or "", _PYTHON_CONSTRUCT["options dict"])
+        imports, construct = _PYTHON_CONSTRUCT.get(str(api.get("style") or ""), _PYTHON_CONSTRUCT["options dict"])
         head = _HEAD.format(sdk=sdk_package, sdk_version=sdk_version, cli_package=cli_package, name=name,
                             default_cli=default_cli, needs="python3 (3.11+), npm")
         program = _PYTHON.format(imports=imports, construct=construct)
@@ -97,4 +100,80 @@ def script(family: str, sdk_package: str, sdk_version: str, cli_package: str, de
                 f'{shlex.quote(f"{sdk_package}@{sdk_version}")} >/dev/null\n'
                 "cat > \"$work/app/repro.mjs\" <<'JS'\n" + _NODE + "JS\n"
                 'run node "$work/app/repro.mjs" "$CLI"\n')
+    if family == "copilot-go":
+        go = go_program(api)
+        if go is None:
+            return None
+        head = _HEAD.format(sdk=sdk_package, sdk_version=sdk_version, cli_package=cli_package, name=name,
+                            default_cli=default_cli, needs="go (1.21+), npm")
+        return (head + 'mkdir -p "$work/app" && cd "$work/app"\n'
+                "printf 'module repro\\n\\ngo 1.21\\n' > go.mod\n"
+                "cat > main.go <<'GO'\n" + go + "GO\n"
+                f"go get {shlex.quote(f'{sdk_package}@v{sdk_version}')}\n"
+                'go build -o repro . && run ./repro "$CLI"\n')
     return None
+
+
+# Go has no duck typing: the program is written for the signatures the agent recorded.
+_GO = """\
+package main
+
+import (
+{imports}	"fmt"
+	"os"
+	"reflect"
+
+	copilot "github.com/github/copilot-sdk/go"
+)
+
+// set sets a bool option whichever type this release gives it (bool or *bool).
+func set(opts *copilot.ClientOptions, name string, value bool) {{
+	f := reflect.ValueOf(opts).Elem().FieldByName(name)
+	if f.Kind() == reflect.Pointer {{
+		f.Set(reflect.ValueOf(&value))
+	}} else {{
+		f.SetBool(value)
+	}}
+}}
+
+func main() {{
+{ctx}	opts := {options}
+{stdio}	client := copilot.NewClient(opts)
+	fail := func(step string, err error) {{
+		fmt.Printf("%s failed: %T: %v\\n", step, err, err)
+		client.Stop()
+		os.Exit(1)
+	}}
+	if err := client.Start({c}); err != nil {{ // starts the CLI and negotiates the protocol
+		fail("start", err)
+	}}
+	fmt.Println("started")
+	pong, err := client.Ping({c_}"repro")
+	if err != nil {{
+		fail("ping", err)
+	}}
+	fmt.Printf("ping: %+v\\n", pong)
+{status}	fmt.Println("stop:", client.Stop())
+	fmt.Println("stopped")
+}}
+"""
+
+
+def go_program(api: Mapping[str, Any]) -> str | None:
+    """``main.go`` for the recorded API: ``None`` when the agent recorded none (a release that
+    never built)."""
+    methods = api.get("methods")
+    if not isinstance(methods, dict) or "Start" not in methods:
+        return None
+    ctx = "context.Context" in str(methods["Start"])
+    c = "ctx" if ctx else ""
+    status = ""
+    if "GetStatus" in methods:
+        status = (f"\tstatus, err := client.GetStatus({c})\n\tif err != nil {{\n\t\tfail(\"status\", err)\n\t}}\n"
+                  "\tfmt.Printf(\"status: %+v\\n\", status)\n")
+    if api.get("constructor") == "connection":
+        options, stdio = "&copilot.ClientOptions{Connection: copilot.StdioConnection{Path: os.Args[1]}}", ""
+    else:
+        options, stdio = "&copilot.ClientOptions{CLIPath: os.Args[1]}", '\tset(opts, "UseStdio", true)\n'
+    return _GO.format(imports='\t"context"\n' if ctx else "", ctx="\tctx := context.Background()\n" if ctx else "",
+                      options=options, stdio=stdio, c=c, c_=f"{c}, " if ctx else "", status=status)

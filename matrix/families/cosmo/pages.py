@@ -1,11 +1,14 @@
 """Site pages for families whose other side is our stand-in (Cosmo): the tolerance matrix
 (versions x checks), the identity checks, the strict-server findings, each promise of
 Cosmo's additive-evolution design next to what every release does, and one page per release with the evidence and
-the stand-in's log of every check."""
+the stand-in's log of every check. Each page is plain data (``*_page_data``) rendered by its
+template in ``templates/``, whose autoescaping keeps what a release or its agent reported text
+on our pages."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -13,16 +16,20 @@ import pandas as pd
 from matrix.families.cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
 from matrix.families.registry import FAMILIES
-from matrix.markup import TABLE_END, WIDE, badge, embed_badge, esc, esc_raw, flaky_mark, sortable
+from matrix.markup import embed_badge, esc_raw
+from matrix.render import renderer
 from matrix.store.dataset import Sources
 from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["STANDIN_CHECKS", "cosmo_pages", "standin_frame"]
+__all__ = ["STANDIN_CHECKS", "closed_set_rows", "cosmo_pages", "family_page", "family_page_data", "standin_frame",
+           "version_page", "version_page_data"]
 
 STANDIN_CHECKS = [c.name for c in CHECKS]
 _LOG_LINES = 80
 _MAX_TEXT = 3000
+
+render = renderer(__package__)
 
 
 def standin_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -36,28 +43,6 @@ def checks_in(sub: pd.DataFrame, probe: str | None = None) -> tuple[Check, ...]:
     """The named checks, then the closed-set checks measured in ``sub``."""
     sets = tuple(set_check(m) for m in sorted(set(sub["mutation"])) if str(m).startswith(SET_PREFIX))
     return tuple(c for c in (*CHECKS, *sets) if probe is None or c.probe == probe)
-
-
-def _closed_sets(sub: pd.DataFrame, family: str, own_page: bool = False) -> list[str]:
-    """Every release's closed sets in what the server sends it, as its agent read them from its
-    own models, and the check that probes each."""
-    rows = list(sub.itertuples())
-    lines = ["| SDK | where | field | kind | values | an unknown value, by the release's own type | probed by |",
-             "|---|---|---|---|---|---|---|"]
-    for sdk in sorted_versions(sub["sdk_version"]):
-        sets = declared_sets(rows, family, sdk)
-        for e in sets:
-            check = check_for_set(e)
-            target = f"#{_anchor(check)}" if own_page and check else _version_link(family, sdk, _anchor(check or ""))
-            probe = f"[`{check}`]({target})" if check else "not probed (the stand-in has no message that carries it)"
-            own = {"member": "a member carrying the raw value", "refused": "refused (ValueError)",
-                   "plain str": "a plain str (the field is `Enum | str`)", "named member": "a named member"}.get(
-                str(e.get("unknown")), "decided by the model (Literal or tag)")
-            values = ", ".join(map(str, e.get("values") or []))
-            lines.append(f"| {esc(sdk)} | {esc(e.get('where'))} `{esc(e.get('name'))}` | `{esc(e.get('path'))}` | "
-                         f"{esc(e.get('kind'))} | {esc(values)} | {esc(own)} | {probe} |")
-    return [*lines, ""] if len(lines) > 2 else ["No release's models were read yet.", ""]
-
 
 
 def _detail(row: Any) -> dict[str, Any]:
@@ -117,130 +102,248 @@ def _anchor(check: str) -> str:
     return check.replace(".", "-")
 
 
-def _grid(sub: pd.DataFrame, family: str, checks: tuple[Check, ...]) -> list[str]:
-    lines = [sortable(["SDK", *(f'<th title="{esc(c.title)}">{esc(c.name)}</th>' for c in checks)], "cm-tolerance")]
+_UNKNOWN_VALUE = {"member": "a member carrying the raw value", "refused": "refused (ValueError)",
+                  "plain str": "a plain str (the field is `Enum | str`)", "named member": "a named member"}
+
+
+@dataclass(frozen=True)
+class ClosedSet:
+    """One closed set a release's models declare in what the server sends, as its agent read them."""
+
+    sdk: str
+    where: str
+    name: str
+    path: str
+    kind: str
+    values: str
+    unknown: str  # what the release makes of a value the set does not name
+    check: str | None  # the check that probes it; None: the stand-in has no message that carries it
+    link: str  # to that check's evidence
+
+
+def _closed_set(e: dict[str, Any], family: str, sdk: str, own_page: bool) -> ClosedSet:
+    check = check_for_set(e)
+    link = f"#{_anchor(check)}" if own_page and check else _version_link(family, sdk, _anchor(check or ""))
+    return ClosedSet(sdk=sdk, where=esc_raw(e.get("where")), name=esc_raw(e.get("name")), path=esc_raw(e.get("path")),
+                     kind=esc_raw(e.get("kind")), values=", ".join(map(str, e.get("values") or [])),
+                     unknown=_UNKNOWN_VALUE.get(str(e.get("unknown")), "decided by the model (Literal or tag)"),
+                     check=check, link=link)
+
+
+def closed_set_rows(sub: pd.DataFrame, family: str, own_page: bool = False) -> list[ClosedSet]:
+    """Every release's closed sets in what the server sends, by release; ``own_page``: for the
+    release's own page, where each check's evidence is an anchor away."""
+    rows = list(sub.itertuples())
+    return [_closed_set(e, family, sdk, own_page)
+            for sdk in sorted_versions(sub["sdk_version"]) for e in declared_sets(rows, family, sdk)]
+
+
+@dataclass(frozen=True)
+class GridCheck:
+    name: str
+    title: str
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One check of one release; ``flaky``, ``repeats``, ``harness_version``, ``probe`` and
+    ``outcome`` are what the flaky and stale marks read."""
+
+    outcome: str
+    summary: str  # what the release did, one line
+    link: str  # to its evidence
+    flaky: bool
+    repeats: list[str]
+    harness_version: str
+    probe: str
+
+
+@dataclass(frozen=True)
+class GridRow:
+    sdk: str
+    link: str  # to the release's page
+    cells: list[GridCell | None]  # by the grid's checks; None: not measured
+
+
+@dataclass(frozen=True)
+class Grid:
+    checks: list[GridCheck]
+    rows: list[GridRow]
+
+
+def _grid_cell(r: Any, family: str, sdk: str, check: str) -> GridCell:
+    return GridCell(outcome=str(r.outcome), summary=summary(r), link=_version_link(family, sdk, _anchor(check)),
+                    flaky=r.flaky is True, repeats=[str(o) for o in (r.repeats or [])],
+                    harness_version=str(r.harness_version or ""), probe=str(r.probe))
+
+
+def grid_data(sub: pd.DataFrame, family: str, checks: tuple[Check, ...]) -> Grid:
+    rows = []
     for sdk in sorted_versions(sub["sdk_version"]):
         part = {str(r.mutation): r for r in sub[sub["sdk_version"] == sdk].itertuples()}
-        cells = []
-        for c in checks:
-            r = part.get(c.name)
-            if r is None:
-                cells.append("<td>·</td>")
-                continue
-            cells.append(f'<td data-sort="{esc(r.outcome)}" title="{esc(summary(r))}">'
-                         f'<a href="{_version_link(family, sdk, _anchor(c.name))}">{badge(str(r.outcome))}</a>'
-                         f"{flaky_mark(r)}</td>")
-        lines.append(f'<tr><td><a href="{_version_link(family, sdk)}">{esc(sdk)}</a></td>{"".join(cells)}</tr>')
-    lines += [TABLE_END, ""]
-    return lines
+        rows.append(GridRow(sdk=sdk, link=_version_link(family, sdk),
+                            cells=[_grid_cell(part[c.name], family, sdk, c.name) if c.name in part else None
+                                   for c in checks]))
+    return Grid(checks=[GridCheck(c.name, c.title) for c in checks], rows=rows)
 
 
-def _paths(sub: pd.DataFrame, family: str, releases: dict[str, str | None]) -> list[str]:
-    lines = ["| SDK | released | probed through | client class |", "|---|---|---|---|"]
-    used: set[str] = set()
-    for sdk in sorted_versions(sub["sdk_version"]):
-        part = sub[sub["sdk_version"] == sdk]
-        paths = {str(_detail(r).get("path") or "") for r in part.itertuples()} - {""}
-        clients = {str((_detail(r).get("api") or {}).get("client") or "") for r in part.itertuples()} - {""}
-        used |= paths
-        lines.append(f"| [{esc(sdk)}]({_version_link(family, sdk)}) | {esc((releases.get(sdk) or '?')[:10])} | "
-                     f"{' '.join(f'`{esc(p)}`' for p in sorted(paths)) or 'not measured'} | "
-                     f"{' '.join(f'`{esc(c)}`' for c in sorted(clients)) or '-'} |")
-    lines.append("")
-    lines += [f"- `{esc(p)}`: {esc(PATHS[p])}." for p in sorted(used) if p in PATHS]
-    return [*lines, ""]
+@dataclass(frozen=True)
+class ProbedPath:
+    """How one release was driven."""
+
+    sdk: str
+    link: str  # to the release's page
+    released: str  # its date, "?" when unknown
+    paths: list[str]
+    clients: list[str]  # the client classes it was driven through
 
 
-def _strict_findings(sub: pd.DataFrame, family: str) -> list[str]:
-    lines = [sortable(["SDK", "strict.session-start", "session-config: refused with a 422 for",
-                       "what the application was told", "strict.data-channel", "data channel: frames dropped for"])]
+def _probed_path(part: pd.DataFrame, family: str, sdk: str, releases: dict[str, str | None]) -> ProbedPath:
+    paths = {str(_detail(r).get("path") or "") for r in part.itertuples()} - {""}
+    clients = {str((_detail(r).get("api") or {}).get("client") or "") for r in part.itertuples()} - {""}
+    return ProbedPath(sdk=sdk, link=_version_link(family, sdk), released=(releases.get(sdk) or "?")[:10],
+                      paths=sorted(paths), clients=sorted(clients))
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """What a strict server refuses in one message of a release."""
+
+    message: str
+    keys: str  # the unknown keys, or why it refused
+
+
+@dataclass(frozen=True)
+class StrictCheck:
+    outcome: str
+    link: str  # to its evidence
+    rejected: list[Rejection] | None  # None: the outcome says nothing about keys (not kept, not broken)
+
+
+@dataclass(frozen=True)
+class StrictRow:
+    sdk: str
+    session_start: StrictCheck | None  # None: not measured
+    told: str  # what the application was told when its session-config was refused
+    data_channel: StrictCheck | None
+
+
+def _strict_check(row: Any, family: str, sdk: str, check: str) -> StrictCheck | None:
+    if row is None:
+        return None
+    rejected = None
+    if row.outcome in ("kept", "broken"):
+        rejected = [Rejection(str(f["message"]), ", ".join(f["unknown"]) or str(f["reason"]))
+                    for f in _detail(row).get("rejected") or []]
+    return StrictCheck(outcome=str(row.outcome), link=_version_link(family, sdk, _anchor(check)), rejected=rejected)
+
+
+def strict_rows(sub: pd.DataFrame, family: str) -> list[StrictRow]:
+    """The strict-server findings of every release measured by either strictness check."""
+    rows = []
     for sdk in sorted_versions(sub["sdk_version"]):
         part = {str(r.mutation): r for r in sub[sub["sdk_version"] == sdk].itertuples()}
         start, channel = part.get("strict.session-start"), part.get("strict.data-channel")
         if start is None and channel is None:
             continue
-
-        def mark(row: Any, check: str, sdk: str = sdk) -> str:
-            if row is None:
-                return "·"
-            return f'<a href="{_version_link(family, sdk, _anchor(check))}">{badge(str(row.outcome))}</a>'
-
-        def keys(row: Any) -> str:
-            if row is None or row.outcome not in ("kept", "broken"):
-                return ""
-            found = _detail(row).get("rejected") or []
-            return "<br>".join(f"<code>{esc(f['message'])}</code>: {esc(', '.join(f['unknown']) or f['reason'])}"
-                               for f in found) or "nothing"
-
-        told = _detail(start).get("application_told", "") if start is not None else ""
-        told_cell = esc(told[:300])
-        lines.append(f"<tr><td>{esc(sdk)}</td><td>{mark(start, 'strict.session-start')}</td><td>{keys(start)}</td>"
-                     f'<td class="cm-msg">{told_cell}</td><td>{mark(channel, "strict.data-channel")}</td>'
-                     f"<td>{keys(channel)}</td></tr>")
-    return [*lines, TABLE_END, ""]
+        told = str(_detail(start).get("application_told", "")) if start is not None else ""
+        rows.append(StrictRow(sdk=sdk, session_start=_strict_check(start, family, sdk, "strict.session-start"),
+                              told=told[:300], data_channel=_strict_check(channel, family, sdk, "strict.data-channel")))
+    return rows
 
 
-def _promises(sub: pd.DataFrame, family: str) -> list[str]:
-    lines = ["## Promise by promise", "",
-             "Each check: what Cosmo's additive-evolution design promises, how the probe looks, and what every "
-             "release did.", ""]
+@dataclass(frozen=True)
+class Verdict:
+    """What one release did in one check."""
+
+    check: str
+    anchor: str
+    sdk: str
+    link: str  # to its evidence
+    outcome: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Promise:
+    """One check: the promise of the design, how the probe looks, and what every release did."""
+
+    name: str
+    anchor: str
+    title: str
+    promise: str
+    how: str
+    verdicts: list[Verdict]
+
+
+def _verdict(r: Any, family: str, check: str) -> Verdict:
+    sdk = str(r.sdk_version)
+    return Verdict(check=check, anchor=_anchor(check), sdk=esc_raw(r.sdk_version),
+                   link=_version_link(family, sdk, _anchor(check)), outcome=str(r.outcome), summary=summary(r))
+
+
+def promises(sub: pd.DataFrame, family: str) -> list[Promise]:
+    found = []
     for c in checks_in(sub):
         part = sort_by_version(sub[sub["mutation"] == c.name], "sdk_version")
-        if part.empty:
-            continue
-        lines += [f"### {esc(c.title)} {{ #{_anchor(c.name)} }}", "", f"> {esc(c.promise)}", "",
-                  f"How: {esc(c.how)} (check `{c.name}`)", "", "| SDK | outcome | what it did |", "|---|---|---|"]
-        for r in part.itertuples():
-            lines.append(f"| [{esc(r.sdk_version)}]({_version_link(family, str(r.sdk_version), _anchor(c.name))}) | "
-                         f"{badge(str(r.outcome))} | {esc(summary(r)).replace('|', '&#124;')} |")
-        lines.append("")
-    return lines
+        if not part.empty:
+            found.append(Promise(name=c.name, anchor=_anchor(c.name), title=c.title, promise=c.promise, how=c.how,
+                                 verdicts=[_verdict(r, family, c.name) for r in part.itertuples()]))
+    return found
+
+
+@dataclass(frozen=True)
+class FamilyPage:
+    family: str
+    description: str
+    releases: int
+    checks: int
+    cells: int
+    contract: str  # the stand-in's
+    probed: list[ProbedPath]
+    paths: list[tuple[str, str]]  # every path some release was probed through, and what it is
+    tolerance: Grid
+    closed_sets: list[ClosedSet]
+    identity: Grid
+    strict: list[StrictRow]
+    promises: list[Promise]
+
+
+def family_page_data(frame: pd.DataFrame, family: str, releases: dict[str, str | None]) -> FamilyPage:
+    """``family``'s page from its rows; ``releases``: SDK version -> release date."""
+    fam = FAMILIES[family]
+    sub = frame[frame["family"] == family]
+    probed = [_probed_path(sub[sub["sdk_version"] == sdk], family, sdk, releases)
+              for sdk in sorted_versions(sub["sdk_version"])]
+    used = sorted({p for row in probed for p in row.paths})
+    return FamilyPage(family=family, description=fam.description, releases=len(probed), checks=len(checks_in(sub)),
+                      cells=len(sub), contract=esc_raw(fam.standin), probed=probed,
+                      paths=[(p, PATHS[p]) for p in used if p in PATHS],
+                      tolerance=grid_data(sub, family, checks_in(sub, "tolerance")),
+                      closed_sets=closed_set_rows(sub, family),
+                      identity=grid_data(sub, family, checks_in(sub, "identity")),
+                      strict=strict_rows(sub, family), promises=promises(sub, family))
 
 
 def family_page(frame: pd.DataFrame, family: str, releases: dict[str, str | None]) -> str:
-    fam = FAMILIES[family]
-    sub = frame[frame["family"] == family]
-    n = len(sorted_versions(sub["sdk_version"]))
-    lines = [*WIDE, f"# {family}", "",
-             f"{esc(fam.description)}: {n} releases × {len(checks_in(sub))} checks, {len(sub)} cells, each measured by "
-             f"running the release against the stand-in (contract `{esc(fam.standin)}`, in "
-             "`matrix/families/cosmo/contract.py`), started for that check alone. The stand-in is as strict as "
-             "Cosmo's design says the real server is; for checks about something else it records what a strict "
-             "server refuses and accepts it anyway, so a release that the strict server refuses is still measured "
-             "(the refusals are the strictness checks).", "",
-             f"![{family} checks]({'../assets/heatmap-' + family + '.png'}){{ .cm-heatmap }}", "",
-             "Letters: S surfaced, I ignored, D downgraded, X lost, F fatal, K kept, B broken, - not applicable, "
-             "H hang, C crashed, ! harness error.", "",
-             "## How each release was probed", ""]
-    lines += _paths(sub, family, releases)
-    lines += ["## Tolerance", "", "Unknown message types, extra fields, malformed frames and unknown values of every "
-              "server-authored enum. Hover a cell for what the release did; click it for the evidence.", ""]
-    lines += _grid(sub, family, checks_in(sub, "tolerance"))
-    lines += ["### Closed sets in what the server sends", "",
-              "Read by the agent from each release's own models (the decoder's table of frame types, and what its "
-              "REST calls return): every enum, `Literal` and discriminated-union tag a server-authored value lands "
-              "in. The design names four such enums; every closed set found is probed the same way, with a value "
-              "no release knows, and the `set.` checks above are the ones beyond those four.", ""]
-    lines += _closed_sets(sub, family)
-    lines += ["## Identity", "", "What every release says about itself, on the wire and in its API, and whether "
-              "its own error codes stay closed.", ""]
-    lines += _grid(sub, family, checks_in(sub, "identity"))
-    lines += ["## Strict-server findings", "", "Keys beyond the published contract that a strict server refuses: "
-              "findings about that release, not harness errors.", ""]
-    lines += _strict_findings(sub, family)
-    lines += _promises(sub, family)
-    return "\n".join(lines) + "\n"
+    return render("family.md", page=family_page_data(frame, family, releases))
 
 
-def _log(sources: Sources, rel: str | None) -> str:
+@dataclass(frozen=True)
+class StandinLog:
+    text: str  # what the stand-in received and sent, one JSON entry a line ("" without any)
+    absent: str  # why there is none
+
+
+def standin_log(sources: Sources, rel: str | None) -> StandinLog:
     if not rel:
-        return "<p>No stand-in log for this check.</p>"
+        return StandinLog("", "No stand-in log for this check.")
     try:
         entries = [json.loads(x) for x in (sources.evidence(rel) or "").splitlines() if x.strip()]
     except ValueError:
         entries = []
     if not entries:
-        return "<p>The stand-in log of this check is missing.</p>"
+        return StandinLog("", "The stand-in log of this check is missing.")
     shown = []
     for e in entries[:_LOG_LINES]:
         e = dict(e)
@@ -248,43 +351,66 @@ def _log(sources: Sources, rel: str | None) -> str:
             e.pop("headers")
         shown.append(json.dumps(e, default=str)[:_MAX_TEXT])
     more = f"\n… {len(entries) - _LOG_LINES} more entries" if len(entries) > _LOG_LINES else ""
-    return f'<pre class="cm-err">{esc(chr(10).join(shown) + more)}</pre>'
+    return StandinLog("\n".join(shown) + more, "")
+
+
+@dataclass(frozen=True)
+class CheckEvidence:
+    """One check on a release's page, with everything it left behind."""
+
+    name: str
+    anchor: str
+    title: str
+    promise: str
+    outcome: str
+    seconds: str
+    error: str
+    evidence: str  # the row's detail as JSON, less what has its own place
+    log: StandinLog
+
+
+_NOT_EVIDENCE = ("standin_log", "path", "path_text", "agent_stderr_tail", "traceback")
+
+
+def _check_evidence(c: Check, r: Any, sources: Sources) -> CheckEvidence:
+    d = _detail(r)
+    evidence = {k: v for k, v in d.items() if k not in _NOT_EVIDENCE}
+    error = esc_raw(r.error_message)
+    return CheckEvidence(name=c.name, anchor=_anchor(c.name), title=c.title, promise=c.promise, outcome=str(r.outcome),
+                         seconds=f"{r.seconds}", error=error if error.strip() else "",
+                         evidence=json.dumps(evidence, indent=1, default=str)[:6000],
+                         log=standin_log(sources, d.get("standin_log")))
+
+
+@dataclass(frozen=True)
+class VersionPage:
+    package: str
+    sdk: str
+    paths: str  # the paths it was probed through
+    path_text: str  # what they are
+    verdicts: list[Verdict]
+    badge: list[str]  # Markdown lines of our own making (markup.embed_badge), with a link in them
+    closed_sets: list[ClosedSet]
+    checks: list[CheckEvidence]
+
+
+def version_page_data(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -> VersionPage:
+    """One release's page: every check it was measured by, with the evidence."""
+    part = frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)]
+    sub = {str(r.mutation): r for r in part.itertuples()}
+    fam = FAMILIES[family]
+    paths = sorted({str(_detail(r).get("path") or "") for r in sub.values()} - {""})
+    measured = [(c, sub[c.name]) for c in checks_in(part) if c.name in sub]
+    return VersionPage(package=esc_raw(fam.sdk_package), sdk=sdk, paths=", ".join(paths) or "?",
+                       path_text="; ".join(PATHS.get(p, "") for p in paths),
+                       verdicts=[_verdict(r, family, c.name) for c, r in measured],
+                       badge=embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"cosmo/{family}/sdk-{sdk}/"),
+                       closed_sets=closed_set_rows(part, family, own_page=True),
+                       checks=[_check_evidence(c, r, sources) for c, r in measured])
 
 
 def version_page(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -> str:
-    sub = {str(r.mutation): r for r in frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)].itertuples()}
-    fam = FAMILIES[family]
-    paths = sorted({str(_detail(r).get("path") or "") for r in sub.values()} - {""})
-    lines = [f"# {esc(fam.sdk_package)} {esc(sdk)}", "",
-             f"Probed through `{esc(', '.join(paths) or '?')}`: "
-             f"{esc('; '.join(PATHS.get(p, '') for p in paths))}.", "",
-             "| check | outcome | what it did |", "|---|---|---|"]
-    checks = checks_in(frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)])
-    for c in checks:
-        r = sub.get(c.name)
-        if r is not None:
-            lines.append(f"| [{c.name}](#{_anchor(c.name)}) | {badge(str(r.outcome))} | "
-                         f"{esc(summary(r)).replace('|', '&#124;')} |")
-    lines.append("")
-    lines += embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"cosmo/{family}/sdk-{sdk}/")
-    lines += ["## Closed sets in what the server sends", "", *_closed_sets(
-        frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)], family, own_page=True)]
-    for c in checks:
-        r = sub.get(c.name)
-        if r is None:
-            continue
-        d = _detail(r)
-        evidence = {k: v for k, v in d.items() if k not in ("standin_log", "path", "path_text", "agent_stderr_tail",
-                                                            "traceback")}
-        lines += [f"## {esc(c.title)} {{ #{_anchor(c.name)} }}", "", f"{badge(str(r.outcome))} · `{c.name}` · "
-                  f"{r.seconds} s", "", f"> {esc(c.promise)}", ""]
-        if str(esc_raw(r.error_message)).strip():
-            lines += [f'<pre class="cm-err">{esc(esc_raw(r.error_message))}</pre>', ""]
-        lines += ["<details><summary>Evidence</summary>", "",
-                  f'<pre class="cm-err">{esc(json.dumps(evidence, indent=1, default=str)[:6000])}</pre>', "",
-                  "</details>", "", "<details><summary>What the stand-in received and sent</summary>", "",
-                  _log(sources, d.get("standin_log")), "", "</details>", ""]
-    return "\n".join(lines) + "\n"
+    return render("version.md", page=version_page_data(frame, family, sdk, sources))
 
 
 def cosmo_pages(frame: pd.DataFrame, sources: Sources, releases: Releases, family: str) -> dict[str, str]:
@@ -292,9 +418,7 @@ def cosmo_pages(frame: pd.DataFrame, sources: Sources, releases: Releases, famil
     (the same page whichever family writes it)."""
     sub = standin_frame(frame)
     families = sorted(sub["family"].unique())
-    pages: dict[str, str] = {"cosmo/index.md": "# Cosmo\n\n" + ("\n".join(
-        f"- [{f}]({f}.md): {esc(FAMILIES[f].description)}" for f in families) or
-        "No Cosmo results yet: run `compat-matrix run --family cosmo-python`.") + "\n"}
+    pages = {"cosmo/index.md": render("cosmo-index.md", families=[(f, FAMILIES[f].description) for f in families])}
     for family in [f for f in families if f == family]:
         part = sub[sub["family"] == family]
         pages[f"cosmo/{family}.md"] = family_page(part, family, releases.get(family, {}).get("sdk", {}))

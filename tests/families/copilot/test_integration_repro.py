@@ -16,24 +16,28 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-# (SDK, CLI, stored outcome): picked from the committed dataset.
-CELLS = [("1.0.27", "1.0.89", "compatible"), ("1.0.9", "0.0.420", "refused"), ("0.2.0", "1.0.89", "crashed")]
+# (family, SDK, CLI, stored outcome): picked from the committed dataset.
+CELLS = [("copilot-python", "1.0.27", "1.0.89", "compatible"), ("copilot-python", "1.0.9", "0.0.420", "refused"),
+         ("copilot-python", "0.2.0", "1.0.89", "crashed"),
+         ("copilot-go", "0.2.0", "1.0.50", "compatible"), ("copilot-go", "0.1.15", "0.0.384", "refused"),
+         ("copilot-go", "0.2.0", "1.0.89", "crashed")]
 
 
 @pytest.fixture(scope="module")
 def data() -> SiteData:
-    rows = [r for r in Dataset(ROOT / "data").read()[0]
-            if r.family == "copilot-python" and r.sdk_version in {s for s, _, _ in CELLS}]
+    wanted = {(f, s) for f, s, _, _ in CELLS}
+    rows = [r for r in Dataset(ROOT / "data").read()[0] if (r.family, r.sdk_version) in wanted]
     return SiteData(frame=frame_of(rows), releases={}, generated_at="t")
 
 
-@pytest.mark.parametrize(("sdk", "cli", "outcome"), CELLS)
-def test_the_script_shows_what_the_cell_says(data: SiteData, tmp_path: Path, sdk: str, cli: str, outcome: str,
-                                             tmp_path_factory: pytest.TempPathFactory) -> None:
-    stored = data.frame[(data.frame["sdk_version"] == sdk) & (data.frame["cli_version"] == cli)
-                        & (data.frame["probe"] == "handshake")].iloc[0]
+@pytest.mark.parametrize(("family", "sdk", "cli", "outcome"), CELLS)
+def test_the_script_shows_what_the_cell_says(data: SiteData, tmp_path: Path, family: str, sdk: str, cli: str,
+                                             outcome: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    frame = data.frame
+    stored = frame[(frame["family"] == family) & (frame["sdk_version"] == sdk) & (frame["cli_version"] == cli)
+                   & (frame["probe"] == "handshake")].iloc[0]
     assert stored["outcome"] == outcome  # the dataset still says what this test was written for
-    script = reproduction(data, "copilot-python", sdk)
+    script = reproduction(data, family, sdk)
     assert script is not None
     path = tmp_path / f"sdk-{sdk}.repro.sh"
     path.write_text(script)

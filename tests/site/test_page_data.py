@@ -1,0 +1,86 @@
+"""The site's own pages as plain data (no HTML involved), and the templates that draw them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from matrix.site.pages import (
+    SiteData,
+    cell_rows,
+    home,
+    home_page,
+    matrix_page_data,
+    pins_page,
+    pins_page_data,
+    versions_index,
+    versions_index_data,
+)
+from matrix.store.results import Store, load_frame
+from tests.conftest import make_row
+
+EVIL = "<script>alert(1)</script> | x"
+
+
+def _frame(tmp_path: Path) -> pd.DataFrame:
+    store = Store(tmp_path / "r")
+    for sdk, cli, outcome, msg in [("1.0.0", "1.0.60", "compatible", None), ("1.0.0", "1.0.7", "refused", EVIL),
+                                   ("0.9.0", "1.0.60", "refused", "x" * 200), ("0.9.0", "1.0.7", "compatible", None)]:
+        store.append(make_row(sdk, cli, outcome, error_message=msg, protocol=3 if outcome == "compatible" else None))
+    frame, _ = load_frame(tmp_path / "r")
+    return frame
+
+
+def test_cells_are_in_version_order_with_an_excerpt_of_long_messages(tmp_path: Path) -> None:
+    rows = cell_rows(_frame(tmp_path))
+    assert [(r.sdk, r.cli) for r in rows] == [("0.9.0", "1.0.7"), ("0.9.0", "1.0.60"), ("1.0.0", "1.0.7"),
+                                               ("1.0.0", "1.0.60")]
+    long = rows[1]
+    assert len(long.error) == 200 and long.excerpt == "x" * 160 + "…"
+    assert rows[0].protocol == "3" and rows[1].protocol == ""
+
+
+def test_home_counts_outcomes_and_links_each_family(tmp_path: Path) -> None:
+    page = home_page(SiteData(_frame(tmp_path), {}, "2026-12-01"))
+    assert dict(page.counts) == {"compatible": 2, "refused": 2} and page.total == 4
+    assert [(f.name, f.page) for f in page.families] == [("copilot-python", "matrix/copilot-python.md")]
+    assert [p.title for p in page.legend] == ["Handshake cells", "Tolerance checks", "Promise checks"]
+
+
+def test_matrix_page_data_sizes_the_grid(tmp_path: Path) -> None:
+    page = matrix_page_data(SiteData(_frame(tmp_path), {}, "now"), "copilot-python")
+    assert (page.sdks, page.clis, len(page.cells)) == (2, 2, 4)
+
+
+def test_versions_index_lists_both_sides_in_version_order(tmp_path: Path) -> None:
+    (family,) = versions_index_data(SiteData(_frame(tmp_path), {}, "now"))
+    assert (family.sdks, family.clis) == (["0.9.0", "1.0.0"], ["1.0.7", "1.0.60"])
+    assert "[1.0.60](copilot-python/cli-1.0.60.md)" in versions_index(SiteData(_frame(tmp_path), {}, "now"))
+
+
+def test_pins_name_what_works_per_release_and_a_recommended_pair(tmp_path: Path) -> None:
+    (family,) = pins_page_data(SiteData(_frame(tmp_path), {}, "now"))
+    by_sdk = {r.version: r.works for r in family.by_sdk}
+    assert any("1.0.60" in line for line in by_sdk["1.0.0"]) and not any("1.0.7" in line for line in by_sdk["1.0.0"])
+    assert family.recommended is not None and "1.0.60" in family.recommended[1]
+    text = pins_page(SiteData(_frame(tmp_path), {}, "now"))
+    # A code span shows entities as written: the install line must stay as typed.
+    assert f"Recommended pair: `{family.recommended[0]}`" in text
+
+
+def test_third_party_text_stays_text(tmp_path: Path) -> None:
+    from matrix.site.pages import matrix_page
+
+    data = SiteData(_frame(tmp_path), {}, "now")
+    for text in (home(data), matrix_page(data, "copilot-python")):
+        assert "<script>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in matrix_page(data, "copilot-python")
+
+
+def test_templates_are_inputs_of_the_generated_pages() -> None:
+    """The build skips generation when its inputs are unchanged: templates are among them."""
+    from matrix.site.build import code_files
+
+    names = {(p.parent.parent.name, p.name) for p in code_files()}
+    assert ("site", "home.md") in names and ("matrix", "macros.html") in names
