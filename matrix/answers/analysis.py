@@ -5,8 +5,10 @@ measured only as an infra/harness error, is unknown and never counted as working
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 
@@ -15,6 +17,8 @@ from matrix.families.registry import FAMILIES
 from matrix.model import Outcome
 from matrix.probes.verdict import LEFT_RUNNING
 from matrix.versions import sorted_versions
+
+T = TypeVar("T")
 
 __all__ = ["Range", "after_stop_text", "handshake", "leak_ranges", "leaves_running", "pin_lines", "ranges",
            "working_ranges"]
@@ -47,11 +51,28 @@ class Range:
     versions: tuple[str, ...]
 
 
+# A site asks thousands of questions of one frame (a family's handshake rows, one release's
+# rows): each answer is kept with the frame, made once, and dropped with it. A frame must
+# therefore not change once asked, nor an answer be changed by its reader.
+_KEPT: dict[int, dict[Any, Any]] = {}
+
+
+def _kept(frame: pd.DataFrame, key: Any, make: Callable[[], T]) -> T:
+    kept = _KEPT.get(id(frame))
+    if kept is None:
+        kept = _KEPT[id(frame)] = {}
+        weakref.finalize(frame, _KEPT.pop, id(frame), None)
+    if key not in kept:
+        kept[key] = make()
+    return cast(T, kept[key])
+
+
 def handshake(frame: pd.DataFrame, family: str | None = None) -> pd.DataFrame:
-    sub = frame[frame["probe"] == "handshake"]
-    if family is not None:
-        sub = sub[sub["family"] == family]
-    return sub
+    """The handshake rows (of ``family``); the same object for the same frame: do not modify it."""
+    def make() -> pd.DataFrame:
+        sub = frame[frame["probe"] == "handshake"]
+        return sub[sub["family"] == family] if family is not None else sub
+    return _kept(frame, ("handshake", family), make)
 
 
 def ranges(axis: list[str], good: set[str]) -> list[Range]:
@@ -80,8 +101,7 @@ def leak_ranges(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: s
     return _ranges_where(frame, family, sdk, cli, leaves_running)
 
 
-# What ranges are read from: filtering these columns, not every stored one, keeps a site of
-# the whole history (thousands of range questions) fast.
+# What ranges are read from: grouping these columns, not every stored one, is quicker.
 _RANGE_COLUMNS = ["family", "probe", "sdk_version", "cli_version", "outcome", "error_type"]
 
 
@@ -89,11 +109,21 @@ def _slim(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[_RANGE_COLUMNS] if len(frame.columns) > len(_RANGE_COLUMNS) else frame
 
 
+def release_rows(frame: pd.DataFrame, family: str, side: str, version: str) -> pd.DataFrame:
+    """The handshake rows of one release (``side``: ``sdk_version`` or ``cli_version``), with
+    the columns ranges are read from."""
+    def make() -> dict[tuple[str, str, str], pd.DataFrame]:
+        hs = _slim(handshake(frame))
+        return {(str(f), col, str(v)): g for col in ("sdk_version", "cli_version")
+                for (f, v), g in hs.groupby(["family", col], sort=False)}
+    found = _kept(frame, "releases", make).get((family, side, version))
+    return found if found is not None else _slim(handshake(frame)).iloc[0:0]
+
+
 def _ranges_where(frame: pd.DataFrame, family: str, sdk: str | None, cli: str | None,
                   good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
-    sub = handshake(_slim(frame), family)
     this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
-    part = sub[sub[this] == (sdk if sdk is not None else cli)]
+    part = release_rows(frame, family, this, str(sdk if sdk is not None else cli))
     return ranges(sorted_versions(part[other]), set(part[good(part)][other]))
 
 
@@ -106,13 +136,11 @@ def pin_lines(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: str
     fam = FAMILIES[family]
     eco, package = (get(fam.cli_ecosystem), fam.cli_package) if sdk is not None else \
         (get(fam.sdk_ecosystem), fam.sdk_package)
-    frame = _slim(frame)
     rs = leak_ranges(frame, family, sdk, cli) if leaky else working_ranges(frame, family, sdk, cli)
     if not rs:
         return []
-    sub = handshake(frame, family)
     this, other = ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
-    axis = sorted_versions(sub[sub[this] == (sdk if sdk is not None else cli)][other])
+    axis = sorted_versions(release_rows(frame, family, this, str(sdk if sdk is not None else cli))[other])
     good = {v for r in rs for v in r.versions}
     inside = axis[axis.index(rs[0].first):axis.index(rs[-1].last) + 1]
     return eco.pin(package, [Run(r.first, r.last) for r in rs], [v for v in inside if v not in good])

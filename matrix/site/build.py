@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -67,24 +69,39 @@ def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
     stamp.write_text(key)
 
 
-def _heatmaps(frame: pd.DataFrame, assets: Path) -> None:
-    hs = frame[frame["probe"] == "handshake"]
+# What a picture is drawn from: sending only these to the drawing processes is quicker.
+_PICTURE_COLUMNS = ["family", "sdk_version", "cli_version", "mutation", "outcome", "protocol", "leaked"]
+
+
+def _pictures(frame: pd.DataFrame, assets: Path) -> list[tuple[Path, str, Callable[[Path], None]]]:
+    """Every picture of the site: its file, the key of what it is drawn from, how to draw it."""
+    out: list[tuple[Path, str, Callable[[Path], None]]] = []
+    slim = frame[_PICTURE_COLUMNS]
+    hs = slim[frame["probe"] == "handshake"]
     for family, part in hs.groupby("family"):
         key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol", "leaked"]])
-        _draw_once(assets / f"heatmap-{family}.png", key,
-                   partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)"))
+        out.append((assets / f"heatmap-{family}.png", key,
+                    partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)")))
     for cli_package, families in compared_families(frame).items():
-        key = _digest(hs[hs["family"].isin(families)][["family", "sdk_version", "cli_version", "outcome", "protocol",
-                                                        "leaked"]])
-        _draw_once(assets / f"compare-{compare_slug(cli_package)}.png", key,
-                   partial(save_compare, hs, families, f"{cli_package}: the SDKs side by side (number: negotiated "
-                                                       "protocol)"))
+        both = hs[hs["family"].isin(families)]
+        key = _digest(both[["family", "sdk_version", "cli_version", "outcome", "protocol", "leaked"]])
+        out.append((assets / f"compare-{compare_slug(cli_package)}.png", key,
+                    partial(save_compare, both, families, f"{cli_package}: the SDKs side by side (number: negotiated "
+                                                          "protocol)")))
     for family, part in standin_frame(frame).groupby("family"):
         key = _digest(part[["sdk_version", "mutation", "outcome"]]) + HARNESS_VERSION
         present = set(part["mutation"])
-        _draw_once(assets / f"heatmap-{family}.png", key,
-                   partial(save_heatmap, part, f"{family}: checks", columns="mutation", xlabel="check",
-                           order=[c.name for c in checks_in(part) if c.name in present]))
+        out.append((assets / f"heatmap-{family}.png", key,
+                    partial(save_heatmap, part[_PICTURE_COLUMNS], f"{family}: checks", columns="mutation",
+                            xlabel="check", order=[c.name for c in checks_in(part) if c.name in present])))
+    return out
+
+
+def _start_pictures(frame: pd.DataFrame, assets: Path, pool: Executor) -> list[Future[None]]:
+    """Draw the pictures not drawn yet from the same rows, in ``pool``: a whole history's take
+    as long as its pages, which the build writes meanwhile."""
+    assets.mkdir(parents=True, exist_ok=True)
+    return [pool.submit(_draw_once, png, key, draw) for png, key, draw in _pictures(frame, assets)]
 
 
 def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[Path]) -> None:
@@ -169,23 +186,27 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
     frame = frame_of(rows)
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
-    data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
-    pages = write_pages(data, docs, sources)
-    published = {p.relative_to(docs).as_posix() for p in pages}
-    entries = [(e, notes_of(frame, e)) for e in (Dataset(sources.data).changes() if sources.data else [])]
-    # Only local rows can differ from the dataset: without them, no second read of it.
-    dataset = frame_of(Dataset(sources.data).read()[0]) if sources.data and (sources.results / ROWS_FILE).exists() \
-        else None
-    for rel, text in (("drift.md", drift_page(frame)),
-                      ("changes.md", changes_page(frame, entries, dataset, published)),
-                      ("feed.xml", feed_xml(entries, generated_at, published))):
-        if not (docs / rel).exists() or (docs / rel).read_text() != text:
-            (docs / rel).write_text(text)
-        pages.append(docs / rel)
-    write_api(data, docs)
-    _heatmaps(frame, docs / "assets")
-    _data_twin(frame, docs / "data", generated_at, sources.inputs())
-    return len(pages), warnings
+    # Pictures are drawn by other processes while this one writes the pages.
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        drawing = _start_pictures(frame, docs / "assets", pool)
+        data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
+        pages = write_pages(data, docs, sources)
+        published = {p.relative_to(docs).as_posix() for p in pages}
+        entries = [(e, notes_of(frame, e)) for e in (Dataset(sources.data).changes() if sources.data else [])]
+        # Only local rows can differ from the dataset: without them, no second read of it.
+        dataset = frame_of(Dataset(sources.data).read()[0]) if sources.data and (sources.results / ROWS_FILE).exists() \
+            else None
+        for rel, text in (("drift.md", drift_page(frame)),
+                          ("changes.md", changes_page(frame, entries, dataset, published)),
+                          ("feed.xml", feed_xml(entries, generated_at, published))):
+            if not (docs / rel).exists() or (docs / rel).read_text() != text:
+                (docs / rel).write_text(text)
+            pages.append(docs / rel)
+        write_api(data, docs)
+        _data_twin(frame, docs / "data", generated_at, sources.inputs())
+        for picture in drawing:
+            picture.result()  # a picture that could not be drawn ends the build, as a page would
+        return len(pages), warnings
 
 
 def code_files() -> list[Path]:

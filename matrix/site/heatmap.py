@@ -58,7 +58,10 @@ def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], c
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     for (i, j), text in labels.items():
         o = _ORDER[int(grid[i, j])]
-        ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if o in _DARK else "black")
+        # Inside its cell, a label cannot change the layout: measuring thousands of them for
+        # tight_layout would double the drawing time of a whole-history picture.
+        ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if o in _DARK else "black",
+                in_layout=False)
     ax.set_xticks([x - 0.5 for x in range(1, len(cols))], minor=True)
     ax.set_yticks([y - 0.5 for y in range(1, len(rows))], minor=True)
     ax.grid(which="minor", color="white", linewidth=0.5)
