@@ -30,7 +30,21 @@ def _env(package: str) -> Environment:
     env.globals["sortable"] = _sortable
     env.globals["TABLE_END"] = Markup(TABLE_END)  # noqa: S704
     env.globals["WIDE"] = "\n".join(WIDE)
+    env.filters["href"] = href
     return env
+
+
+def href(md_link: str) -> str:
+    """A link to a page's Markdown source (relative to the linking page's source) as the
+    address MkDocs serves it at, for raw HTML, whose links MkDocs leaves as written; for a
+    page other than an index, which is served one folder deeper than its source:
+    ``x/sdk-1.md#a`` -> ``../x/sdk-1/#a``. Anything else is returned as it is."""
+    path, hash_, anchor = md_link.partition("#")
+    if not path.endswith(".md") or "://" in path:
+        return md_link
+    page = path.removesuffix(".md")
+    served = page.removesuffix("index") if page == "index" or page.endswith("/index") else page + "/"
+    return "../" + served + hash_ + anchor
 
 
 def _sortable(*headers: str, css: str = "") -> Markup:

@@ -61,13 +61,16 @@
       verSel.innerHTML = side.releases.slice().reverse().map((r) => `<option value="${esc(r.version)}">${esc(r.version)}${r.released ? " (" + esc(r.released.slice(0, 10)) + ")" : ""}</option>`).join("");
       show();
     };
+    // Answers arrive in any order: only the one for the latest choice is shown.
+    let asked = 0;
     const show = async () => {
       const f = fam(), side = sideSel.value, v = verSel.value;
       if (!v) return;
+      const ticket = ++asked;
       try {
         const doc = await json(`${api}${encodeURIComponent(f.name)}/${side}/${encodeURIComponent(v)}.json`);
-        out.innerHTML = answer(f, side, doc);
-      } catch (e) { out.textContent = `No answer for ${v} (${e.message}).`; }
+        if (ticket === asked) out.innerHTML = answer(f, side, doc);
+      } catch (e) { if (ticket === asked) out.textContent = `No answer for ${v} (${e.message}).`; }
     };
     famSel.addEventListener("change", fillVersions);
     sideSel.addEventListener("change", fillVersions);

@@ -145,7 +145,7 @@ def test_the_picker_answers_from_the_api(page, site: tuple[str, Path]) -> None: 
         page.select_option("select[data-cm-family]", "copilot-python")
         page.select_option("select[data-cm-version]", "0.1.10")
         answer = page.locator("[data-cm-answer]")
-        answer.locator("a").wait_for()
+        answer.locator("a", has_text="0.1.10").wait_for()  # the answer for this release, not an earlier choice
         text = answer.inner_text()
     finally:
         page.goto(site[0] + "/matrix/copilot-python/")

@@ -1,7 +1,8 @@
 """Site pages for the tolerance checks: a matrix per family (SDK versions x rules) and one
-page per cell with the transcript the shim recorded (what the SDK sent, what the CLI
-answered, what the shim injected). Each page is plain data (``*_page_data``) rendered by its
-template in ``templates/``, whose autoescaping keeps what an SDK or CLI sent text on our pages."""
+page per SDK release with a section per rule (anchored by the rule's name) holding the
+transcript the shim recorded (what the SDK sent, what the CLI answered, what the shim
+injected). Each page is plain data (``*_page_data``) rendered by its template in
+``templates/``, whose autoescaping keeps what an SDK or CLI sent text on our pages."""
 
 from __future__ import annotations
 
@@ -18,15 +19,15 @@ from matrix.render import renderer
 from matrix.store.dataset import Sources
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["cell_page", "cell_page_data", "contract_data", "matrix_page", "matrix_page_data", "tolerance_pages"]
+__all__ = ["cell_page_data", "contract_data", "matrix_page", "matrix_page_data", "release_page_data", "tolerance_pages"]
 
 _MAX_MESSAGE = 4000
 
 render = renderer(__package__)
 
 
-def _cell_slug(sdk: str, rule: str) -> str:
-    return f"sdk-{sdk}-{rule}"
+def _release_slug(sdk: str) -> str:
+    return f"sdk-{sdk}"
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class RuleCell:
     and ``outcome`` are what the flaky and stale marks read."""
 
     outcome: str
-    link: str  # from the family's page to the cell's
+    link: str  # from the family's page to the cell's section of its release's page
     flaky: bool
     repeats: list[str]
     harness_version: str
@@ -68,7 +69,7 @@ def _tolerance(frame: pd.DataFrame, family: str) -> pd.DataFrame:
 
 
 def _rule_cell(r: Any, family: str, sdk: str) -> RuleCell:
-    return RuleCell(outcome=str(r.outcome), link=f"{family}/{_cell_slug(sdk, str(r.mutation))}.md",
+    return RuleCell(outcome=str(r.outcome), link=f"{family}/{_release_slug(sdk)}.md#{r.mutation}",
                     flaky=r.flaky is True, repeats=[str(o) for o in (r.repeats or [])],
                     harness_version=str(r.harness_version or ""), probe=str(r.probe))
 
@@ -198,8 +199,22 @@ def cell_page_data(row: Any, sources: Sources) -> CellPage:
         transcript=transcript_entries(sources.evidence(transcript)) if transcript else None)
 
 
-def cell_page(row: Any, sources: Sources) -> str:
-    return render("cell.md", page=cell_page_data(row, sources))
+@dataclass(frozen=True)
+class ReleasePage:
+    """Every tolerance check of one SDK release, each a section anchored by its rule's name."""
+
+    family: str
+    package: str
+    sdk: str
+    cells: list[CellPage]
+
+
+def release_page_data(rows: pd.DataFrame, sources: Sources, family: str, sdk: str) -> ReleasePage:
+    order = {rule: i for i, rule in enumerate(RULES)}
+    cells = sorted((cell_page_data(r, sources) for r in rows.itertuples()),
+                   key=lambda c: (order.get(c.rule, len(order)), c.rule))
+    fam = FAMILIES.get(family)
+    return ReleasePage(family=family, package=fam.sdk_package if fam else family, sdk=sdk, cells=cells)
 
 
 def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[str, str]:
@@ -210,9 +225,9 @@ def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[
     tol = frame[(frame["probe"] == "tolerance") & ~frame["family"].isin(standin)]
     families = sorted(tol["family"].unique())
     pages["tolerance/index.md"] = render("tolerance-index.md", families=families)
-    for family in [f for f in families if f == family]:
+    if family in families:
         pages[f"tolerance/{family}.md"] = matrix_page(frame, family) + "\n" + contract_section(frame, family)
-        for row in sort_by_version(tol[tol["family"] == family], "sdk_version").itertuples():
-            pages[f"tolerance/{family}/{_cell_slug(str(row.sdk_version), str(row.mutation))}.md"] = \
-                cell_page(row, sources)
+        for sdk, rows in tol[tol["family"] == family].groupby("sdk_version"):
+            pages[f"tolerance/{family}/{_release_slug(str(sdk))}.md"] = \
+                render("release.md", page=release_page_data(rows, sources, family, str(sdk)))
     return pages

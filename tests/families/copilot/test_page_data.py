@@ -10,7 +10,6 @@ from typing import Any
 import pandas as pd
 
 from matrix.families.copilot.pages import (
-    cell_page,
     cell_page_data,
     contract_data,
     matrix_page_data,
@@ -42,7 +41,7 @@ def test_matrix_lists_measured_rules_in_the_shims_order_and_versions_by_number()
     assert page.rows[1].cells[0] is None  # 0.10.0 was not measured with result.extra-field
     cell = page.rows[0].cells[1]
     assert cell is not None and cell.outcome == "lost" and cell.flaky and cell.repeats == ["lost", "surfaced"]
-    assert cell.link == "copilot-python/sdk-0.9.0-event.unknown-type.md"
+    assert cell.link == "copilot-python/sdk-0.9.0.md#event.unknown-type"
     assert page.rows[0].cli == "0.0.400"
 
 
@@ -94,18 +93,25 @@ def test_the_index_lists_every_family_with_tolerance_checks(tmp_path: Path) -> N
     frame = frame_of([tolerance("1.0.0", "event.unknown-type"), tolerance("1.0.0", "event.unknown-type",
                                                                           family="copilot-node")])
     pages = tolerance_pages(frame, Sources(tmp_path), "copilot-node")
-    assert set(pages) == {"tolerance/index.md", "tolerance/copilot-node.md",
-                          "tolerance/copilot-node/sdk-1.0.0-event.unknown-type.md"}
+    assert set(pages) == {"tolerance/index.md", "tolerance/copilot-node.md", "tolerance/copilot-node/sdk-1.0.0.md"}
     assert "[copilot-python](copilot-python.md)" in pages["tolerance/index.md"]
     assert "No tolerance checks" in tolerance_pages(frame_of([make_row()]), Sources(tmp_path),
                                                     "copilot-node")["tolerance/index.md"]
 
 
-def test_what_an_sdk_or_the_cli_sent_is_text_on_the_cell_page(tmp_path: Path) -> None:
+def test_what_an_sdk_or_the_cli_sent_is_text_on_the_release_page(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text(json.dumps({"t": 0, "dir": "cli->sdk", "note": EVIL, "raw": EVIL}) + "\n")
-    row = only_row(frame_of([tolerance("1.0.0", "event.unknown-type", "lost", error_message=f"failed: {EVIL}",
-                                       detail={"transcript": "t.jsonl", "loop_errors": [EVIL]})]))
-    page = cell_page(row, Sources(tmp_path))
+    frame = frame_of([tolerance("1.0.0", "event.unknown-type", "lost", error_message=f"failed: {EVIL}",
+                                detail={"transcript": "t.jsonl", "loop_errors": [EVIL]})])
+    page = tolerance_pages(frame, Sources(tmp_path), "copilot-python")["tolerance/copilot-python/sdk-1.0.0.md"]
     assert EVIL not in page
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 4  # error, evidence, the note, the message
     assert "&amp;lt;" not in page  # escaped once
+
+
+def test_a_release_page_has_a_section_per_rule_in_the_shims_order_linked_from_the_matrix(tmp_path: Path) -> None:
+    frame = frame_of([tolerance("1.0.0", "event.unknown-type", "lost"), tolerance("1.0.0", "result.extra-field")])
+    pages = tolerance_pages(frame, Sources(tmp_path), "copilot-python")
+    page = pages["tolerance/copilot-python/sdk-1.0.0.md"]
+    assert page.index("## `result.extra-field` { #result.extra-field }") < page.index("## `event.unknown-type`")
+    assert 'href="../copilot-python/sdk-1.0.0/#event.unknown-type"' in pages["tolerance/copilot-python.md"]
