@@ -12,11 +12,15 @@ from urllib.parse import quote
 from matrix import rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
-__all__ = ["TABLE_END", "WIDE", "badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark", "sortable"]
+__all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark",
+           "sortable"]
 
 
 # Front matter of a page whose tables need the width the table of contents would take.
 WIDE = ["---", "hide:", "  - toc", "---", ""]
+# The same, for a page of thousands of cells that the site's search would only repeat (every
+# cell is on its release's page, which search finds): indexing them is most of a build.
+WIDE_UNSEARCHED = ["---", "hide:", "  - toc", "search:", "  exclude: true", "---", ""]
 TABLE_END = "</tbody></table></div>"
 
 

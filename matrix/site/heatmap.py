@@ -11,18 +11,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
 
 from matrix.model import OUTCOME_INFO, Outcome
 from matrix.versions import sort_key
 
-__all__ = ["cell_label", "compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
+__all__ = ["cell_label", "cell_labels", "compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
 
 _ORDER = list(OUTCOME_INFO)
 LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after stop()
 LEAK_TEXT = f"{LEAK_MARK} left a process running after stop()"
+_LABEL = "cell-label:"
 _CODE = {o.value: i for i, o in enumerate(_ORDER)}
 _DARK = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE, Outcome.SURFACED, Outcome.FATAL,
          Outcome.KEPT}
@@ -56,16 +60,41 @@ def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], c
     cmap = ListedColormap([OUTCOME_INFO[o][0] for o in _ORDER])
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(_ORDER) - 1, aspect="equal", interpolation="nearest")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
-    for (i, j), text in labels.items():
-        o = _ORDER[int(grid[i, j])]
-        # Inside its cell, a label cannot change the layout: measuring thousands of them for
-        # tight_layout would double the drawing time of a whole-history picture.
-        ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if o in _DARK else "black",
-                in_layout=False)
+    _write_labels(ax, grid, labels)
     ax.set_xticks([x - 0.5 for x in range(1, len(cols))], minor=True)
     ax.set_yticks([y - 0.5 for y in range(1, len(rows))], minor=True)
     ax.grid(which="minor", color="white", linewidth=0.5)
     ax.tick_params(which="minor", length=0)
+
+
+def _write_labels(ax: Axes, grid: np.ndarray, labels: dict[tuple[int, int], str]) -> None:
+    """Each cell's label, centred: one collection of glyph outlines per distinct label and ink,
+    not a text artist per cell (a whole history has thousands of cells; drawing each as
+    text took most of a build)."""
+    where: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for (i, j), text in labels.items():
+        if text:
+            ink = "white" if _ORDER[int(grid[i, j])] in _DARK else "black"
+            where.setdefault((text, ink), []).append((j, i))
+    scale = Affine2D().scale(ax.figure.dpi / 72)  # a TextPath is in points
+    for (text, ink), cells in where.items():
+        path = TextPath((0, 0), text, size=6)
+        box = path.get_extents()
+        glyphs = path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, -(box.y0 + box.y1) / 2))
+        ax.add_collection(PathCollection([glyphs], offsets=cells, offset_transform=ax.transData, transform=scale,
+                                         facecolors=ink, edgecolors="none", snap=False, in_layout=False,
+                                         gid=_LABEL + text),
+                          autolim=False)  # snapped to pixels, thin strokes of a glyph would vanish
+
+
+def cell_labels(ax: Axes) -> list[str]:
+    """The label of every labelled cell of ``ax`` (in no particular order)."""
+    out: list[str] = []
+    for c in ax.collections:
+        gid = c.get_gid() or ""
+        if gid.startswith(_LABEL):
+            out += [gid.removeprefix(_LABEL)] * len(np.asarray(c.get_offsets()))
+    return out
 
 
 def _leaked(rec: Mapping[Any, Any]) -> bool:

@@ -5,7 +5,7 @@ import itertools
 import pandas as pd
 
 from matrix.model import OUTCOME_INFO
-from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT, heatmap_figure
+from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT, cell_labels, heatmap_figure
 
 
 def test_50_by_110_cells_stay_readable() -> None:
@@ -30,7 +30,7 @@ def test_cell_text_is_protocol_for_connected_and_letter_for_failures() -> None:
         {"sdk_version": "1.0.0", "cli_version": "1.0.1", "outcome": "compatible", "protocol": 3},
         {"sdk_version": "1.0.0", "cli_version": "1.0.2", "outcome": "refused", "protocol": None},
     ])
-    texts = sorted(t.get_text() for t in heatmap_figure(frame, "t").axes[0].texts)
+    texts = sorted(cell_labels(heatmap_figure(frame, "t").axes[0]))
     assert texts == ["3", "R"]
 
 
@@ -42,5 +42,5 @@ def test_a_cell_whose_sdk_left_the_cli_running_is_marked_and_the_legend_says_so(
         {"sdk_version": "1.0.0", "cli_version": "1.0.3", "outcome": "compatible", "protocol": 3, "leaked": []},
     ])
     ax = heatmap_figure(frame, "t").axes[0]
-    assert sorted(t.get_text() for t in ax.texts) == ["3", f"3{LEAK_MARK}", f"R{LEAK_MARK}"]
+    assert sorted(cell_labels(ax)) == ["3", f"3{LEAK_MARK}", f"R{LEAK_MARK}"]
     assert LEAK_TEXT in [t.get_text() for t in ax.get_legend().get_texts()]
