@@ -36,9 +36,9 @@ from matrix.site.render import render
 from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["SiteData", "cell_rows", "cli_page", "cli_slug", "home", "home_page", "matrix_page", "matrix_page_data",
-           "pins_page", "pins_page_data", "repro_name", "reproduction", "sdk_page", "sdk_slug", "versions_index",
-           "versions_index_data", "write"]
+__all__ = ["SiteData", "cell_rows", "cells_page", "cli_page", "cli_slug", "home", "home_page", "matrix_page",
+           "matrix_page_data", "matrix_pages", "pins_page", "pins_page_data", "repro_name", "reproduction", "sdk_page",
+           "sdk_slug", "versions_index", "versions_index_data", "write"]
 
 EXCERPT = 160
 
@@ -182,6 +182,18 @@ def matrix_page_data(data: SiteData, family: str) -> MatrixPage:
 
 def matrix_page(data: SiteData, family: str) -> str:
     return render("matrix.md", page=matrix_page_data(data, family))
+
+
+def cells_page(data: SiteData, family: str) -> str:
+    """Every cell of the family's matrix as a sortable table, on a page of its own."""
+    return render("matrix-cells.md", page=matrix_page_data(data, family))
+
+
+def matrix_pages(data: SiteData, family: str) -> dict[str, str]:
+    """The matrix page and its every-cell page (relative path -> text), from one reading."""
+    page = matrix_page_data(data, family)
+    return {f"matrix/{family}.md": render("matrix.md", page=page),
+            f"matrix/{family}-cells.md": render("matrix-cells.md", page=page)}
 
 
 def _declared(row: pd.Series) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from matrix.site.pages import (
     cli_page,
     cli_slug,
     home,
-    matrix_page,
+    matrix_pages,
     pins_page,
     repro_name,
     reproduction,
@@ -54,7 +54,8 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
     for rel, text in compared.items():
         put(rel, text)
     for family in families:
-        put(f"matrix/{family}.md", matrix_page(data, family))
+        for rel, text in matrix_pages(data, family).items():
+            put(rel, text)
         sub = handshake(data.frame, family)
         for sdk in sorted_versions(sub["sdk_version"]):
             put(f"versions/{family}/{sdk_slug(sdk)}.md", sdk_page(data, family, sdk))

@@ -70,12 +70,12 @@ def test_pins_name_what_works_per_release_and_a_recommended_pair(tmp_path: Path)
 
 
 def test_third_party_text_stays_text(tmp_path: Path) -> None:
-    from matrix.site.pages import matrix_page
+    from matrix.site.pages import cells_page, matrix_page
 
     data = SiteData(_frame(tmp_path), {}, "now")
-    for text in (home(data), matrix_page(data, "copilot-python")):
+    for text in (home(data), matrix_page(data, "copilot-python"), cells_page(data, "copilot-python")):
         assert "<script>" not in text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in matrix_page(data, "copilot-python")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in cells_page(data, "copilot-python")
 
 
 def test_templates_are_inputs_of_the_generated_pages() -> None:

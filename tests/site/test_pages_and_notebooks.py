@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from matrix.site.notebooks import NotebookError, execute
-from matrix.site.pages import SiteData, cli_page, matrix_page, sdk_page
+from matrix.site.pages import SiteData, cells_page, cli_page, sdk_page
 from matrix.store.dataset import Sources
 from matrix.store.results import Store, load_frame
 from tests.conftest import ROOT, make_row
@@ -28,7 +28,7 @@ def stored(tmp_path: Path) -> Path:
 def test_pages_escape_third_party_text(tmp_path: Path) -> None:
     frame, _ = load_frame(stored(tmp_path))
     data = SiteData(frame, {}, "now")
-    for text in (matrix_page(data, "copilot-python"), sdk_page(data, "copilot-python", "1.0.0")):
+    for text in (cells_page(data, "copilot-python"), sdk_page(data, "copilot-python", "1.0.0")):
         assert "<script>alert(1)</script>" not in text
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
@@ -166,7 +166,7 @@ def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
     assert "Works, but `stop()` leaves the CLI running" in sdk and "@github/copilot@1.0.70" in sdk
     cli = cli_page(data, "copilot-python", "0.0.420")
     assert "<td>left node npm-loader.js running</td>" in cli
-    assert "left copilot running" in matrix_page(data, "copilot-python")
+    assert "left copilot running" in cells_page(data, "copilot-python")
 
 
 def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:

@@ -156,6 +156,8 @@ def test_the_picker_answers_from_the_api(page, site: tuple[str, Path]) -> None: 
 
 
 def test_table_has_a_row_per_cell(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    page.click("a[href$='copilot-python-cells/']")  # the matrix page links to its every-cell page
+    page.wait_for_load_state()
     frame, _ = load_frame(site[1])
     assert page.locator("table.cm-table tbody tr").count() == len(frame)
 
