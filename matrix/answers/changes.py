@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from matrix.answers.analysis import pin_lines
-from matrix.answers.diff import RANK, _kind
+from matrix.answers.diff import RANK, change_kind
 from matrix.families.registry import FAMILIES
 from matrix.store.changelog import Entry, Move
 from matrix.versions import sorted_versions
@@ -120,7 +120,7 @@ def notes_of(frame: pd.DataFrame, entry: Entry) -> list[ReleaseNote]:
 
 
 def _moves(entry: Entry) -> list[tuple[str, Move]]:
-    kinds = [(_kind(m.old, m.new), m) for m in entry.moved]
+    kinds = [(change_kind(m.old, m.new), m) for m in entry.moved]
     return sorted(kinds, key=lambda km: (_ORDER.get(km[0], 9), km[1].family, km[1].probe, km[1].sdk_version,
                                          km[1].cli_version))
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Change", "diff_frames", "render_text"]
+__all__ = ["KINDS", "RANK", "Change", "change_kind", "diff_frames", "render_text"]
 
 # Lower is better. Outcomes not here (infra-error, harness-error, not-applicable,
 # uninstallable) carry no rank.
@@ -42,7 +42,8 @@ class Change:
         return f"{self.family} {self.probe}{what}: sdk {self.sdk_version} × {self.cli_version}"
 
 
-def _kind(old: str | None, new: str | None) -> str:
+def change_kind(old: str | None, new: str | None) -> str:
+    """What a cell's move from ``old`` to ``new`` (None: absent) is, one of ``KINDS``."""
     if old is None:
         return "new failure" if new in RANK and RANK[new] > 0 else "new"
     if new is None:
@@ -69,7 +70,7 @@ def diff_frames(old: pd.DataFrame, new: pd.DataFrame) -> list[Change]:
             continue
         error = b.get("error_message") if b else None
         family, sdk, cli, probe, mutation = key
-        changes.append(Change(_kind(o, n), family, sdk, cli, probe, mutation, o, n,
+        changes.append(Change(change_kind(o, n), family, sdk, cli, probe, mutation, o, n,
                               error if isinstance(error, str) else None))
     return sorted(changes, key=lambda c: (KINDS.index(c.kind), c.family, c.probe, c.sdk_version, c.cli_version))
 

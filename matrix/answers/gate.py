@@ -24,7 +24,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from matrix.answers.analysis import handshake
-from matrix.answers.diff import _kind
+from matrix.answers.diff import change_kind
 from matrix.answers.ship import Decision, Judged
 from matrix.errors import UserError
 from matrix.versions import sorted_versions
@@ -102,7 +102,7 @@ def differences(frame: pd.DataFrame, family: str, side: str, version: str, basel
             e = r.get("error_message") if r else None
             return e.strip().splitlines()[0][:200] if isinstance(e, str) and e.strip() else None
 
-        out.append(Difference(o, baseline, was, now, _kind(was, now), error(a), error(b)))
+        out.append(Difference(o, baseline, was, now, change_kind(was, now), error(a), error(b)))
     return out
 
 

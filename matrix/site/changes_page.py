@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from matrix.answers.changes import ReleaseNote
-from matrix.answers.diff import KINDS, _kind, diff_frames
+from matrix.answers.diff import KINDS, change_kind, diff_frames
 from matrix.site.render import render
 from matrix.store.changelog import Entry, Move
 
@@ -88,10 +88,11 @@ def _release_row(note: ReleaseNote, pages: set[str]) -> ReleaseRow:
 
 
 def _move_rows(moves: list[Move]) -> list[MoveRow]:
-    return [MoveRow(kind=_kind(m.old, m.new), family=m.family, what=m.probe + (f" {m.mutation}" if m.mutation else ""),
-                    sdk=m.sdk_version, cli=m.cli_version, old=m.old, new=m.new,
+    return [MoveRow(kind=change_kind(m.old, m.new), family=m.family,
+                    what=m.probe + (f" {m.mutation}" if m.mutation else ""), sdk=m.sdk_version, cli=m.cli_version,
+                    old=m.old, new=m.new,
                     error=m.new_error.splitlines()[0][:200] if m.new_error else "")
-            for m in sorted(moves, key=lambda m: (KINDS.index(_kind(m.old, m.new)), m.family, m.sdk_version,
+            for m in sorted(moves, key=lambda m: (KINDS.index(change_kind(m.old, m.new)), m.family, m.sdk_version,
                                                   m.cli_version))]
 
 
@@ -110,7 +111,7 @@ def _pending(dataset: pd.DataFrame | None, frame: pd.DataFrame) -> Pending | Non
 
 def _section(entry: Entry, notes: list[ReleaseNote], pages: set[str]) -> ChangeSection:
     broke = sum(len(n.broke) for n in notes)
-    regress = sum(1 for m in entry.moved if _kind(m.old, m.new) == "regression")
+    regress = sum(1 for m in entry.moved if change_kind(m.old, m.new) == "regression")
     return ChangeSection(date=entry.at[:10], at=entry.at, cells_added=entry.cells_added,
                          cells_measured_again=entry.cells_measured_again, regressions=broke + regress,
                          releases=[_release_row(n, pages) for n in notes], moved=_move_rows(list(entry.moved)))
