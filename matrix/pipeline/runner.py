@@ -61,13 +61,29 @@ class _Evicted(Exception):
 def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (), force: bool = False,
             stale: bool = False) -> list[Cell]:
     """The cells to measure: those with no row yet, and local infrastructure or harness errors
-    (never verdicts; ``kept``, the committed history, holds none of the first). A stale row
-    (``is_stale``) counts as measured unless ``stale``; ``force``: every cell."""
+    (never verdicts; ``kept``, the committed history, holds none of the first), and releases a
+    registry refused more than ``UNINSTALLABLE_TTL`` ago. A stale row (``is_stale``) counts as
+    measured unless ``stale``; ``force``: every cell."""
     if force:
         return list(cells)
-    done = {r.key() for r in kept if not (stale and is_stale(r))}
-    done |= {r.key() for r in local if r.outcome not in RETRY_OUTCOMES and not (stale and is_stale(r))}
+    now = datetime.now(UTC)
+    done = {r.key() for r in kept if not (stale and is_stale(r)) and not _refusal_expired(r, now)}
+    done |= {r.key() for r in local if r.outcome not in RETRY_OUTCOMES and not (stale and is_stale(r))
+             and not _refusal_expired(r, now)}
     return [c for c in cells if c.key() not in done]
+
+
+def _refusal_expired(row: Row, now: datetime) -> bool:
+    """An ``uninstallable`` row older than ``UNINSTALLABLE_TTL``: a registry that refused a
+    version may serve it since (a refusal is about the registry, not the pair), so the next
+    run asks again."""
+    if row.outcome != Outcome.UNINSTALLABLE.value:
+        return False
+    try:
+        at = datetime.fromisoformat(row.measured_at)
+    except ValueError:
+        return True  # no readable date: ask again rather than keep it forever
+    return (now - (at if at.tzinfo else at.replace(tzinfo=UTC))).total_seconds() >= UNINSTALLABLE_TTL
 
 
 def order(cells: Iterable[Cell]) -> list[Cell]:

@@ -37,6 +37,18 @@ def test_the_committed_history_counts_as_measured_and_its_harness_errors_are_sta
     assert not is_stale(row("1", "compatible"))
 
 
+def test_a_release_the_registry_refused_a_week_ago_is_asked_for_again() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    def refused(sdk: str, days: float) -> Row:
+        at = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
+        return make_row(sdk, "1.0.0", "uninstallable", family="f", harness_version=HARNESS_VERSION, measured_at=at)
+
+    kept = [refused("1", 8), refused("2", 1)]
+    local = [refused("3", 7.5), refused("4", 0.5)]
+    assert [c.sdk_version for c in pending(CELLS, local, kept)] == ["1", "3"]
+
+
 def test_force_remeasures_everything() -> None:
     assert pending(CELLS, [row("1", "compatible")], force=True) == CELLS
 
