@@ -27,17 +27,25 @@
     }
     const good = new Set(doc.works_with_spans.flatMap((s) => s.versions).concat(doc.leaves_cli_running_spans.flatMap((s) => s.versions)));
     const fails = {};
-    for (const c of doc.cells) {
-      if (good.has(c.other)) continue;
-      (fails[c.outcome] = fails[c.outcome] || []).push(c);
-    }
+    doc.cells.forEach((c, i) => {
+      if (good.has(c.other)) return;
+      (fails[c.outcome] = fails[c.outcome] || []).push({ ...c, at: i });
+    });
+    // Runs of releases next to each other in the measured order: "0.0.343–0.0.401, 1.0.77".
+    const spans = (cs) => {
+      const out = [];
+      cs.forEach((c, i) => {
+        if (i && cs[i - 1].at === c.at - 1) out[out.length - 1][1] = c.other;
+        else out.push([c.other, c.other]);
+      });
+      return out.map(([a, b]) => (a === b ? a : `${a}–${b}`)).join(", ");
+    };
     const kinds = Object.keys(fails);
     if (kinds.length) {
       const items = kinds.map((k) => {
         const cs = fails[k];
         const example = cs.find((c) => c.error);
-        const range = cs.length > 1 ? `${cs[0].other} … ${cs[cs.length - 1].other}` : cs[0].other;
-        return `<li><strong>${esc(k)}</strong> with ${cs.length} release(s) (${esc(range)})${example ? `: <code>${esc(example.error)}</code>` : ""}</li>`;
+        return `<li><strong>${esc(k)}</strong> with ${cs.length} release(s) (${esc(spans(cs))})${example ? `: <code>${esc(example.error)}</code>` : ""}</li>`;
       });
       lines.push(`<p>Outside that range:</p><ul>${items.join("")}</ul>`);
     }

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.integration
 CELLS = [("copilot-python", "1.0.27", "1.0.89", "compatible"), ("copilot-python", "1.0.9", "0.0.420", "refused"),
          ("copilot-python", "0.2.0", "1.0.89", "crashed"),
          ("copilot-go", "0.2.0", "1.0.50", "compatible"), ("copilot-go", "0.1.15", "0.0.384", "refused"),
-         ("copilot-go", "0.2.0", "1.0.89", "crashed")]
+         ("copilot-go", "0.2.0", "1.0.89", "crashed"),
+         ("copilot-node", "1.0.14", "1.0.85", "compatible"), ("copilot-node", "0.1.30", "1.0.48", "refused")]
 
 
 @pytest.fixture(scope="module")
