@@ -59,7 +59,24 @@ def rows() -> list[Row]:
                                 error_message=EVIL if (sdk, cli) == ("0.1.10", "1.0.102") else None,
                                 seconds=1.0 + i + j, start_seconds=0.5, harness_version="t",
                                 measured_at="2026-11-29T00:00:00+00:00"))
+    # Two more families against the same CLIs, for the picker: a release of each is chosen.
+    for family, works in (("copilot-node", {("1.0.7", "1.0.60"), ("1.0.7", "1.0.102"), ("1.0.14", "1.0.102")}),
+                          ("copilot-go", {("1.0.0", "0.0.402"), ("1.0.4", "1.0.60"), ("1.0.14", "1.0.60")})):
+        sdks = sorted({s for s, _ in works}, key=lambda v: tuple(map(int, v.split("."))))
+        for sdk in sdks:
+            for cli in ["0.0.354", "0.0.402", "1.0.60", "1.0.102"]:
+                ok = (sdk, cli) in works
+                out.append(make_row(sdk, cli, "compatible" if ok else "refused", family=family,
+                                    protocol=3 if ok else None, harness_version="t",
+                                    error_message=None if ok else "SDK protocol version mismatch",
+                                    measured_at="2026-11-29T00:00:00+00:00"))
     return out
+
+
+def python_rows(site: tuple[str, Path]):  # type: ignore[no-untyped-def]
+    """The copilot-python rows: the family of the matrix page the tests look at."""
+    frame, _ = load_frame(site[1])
+    return frame[frame["family"] == "copilot-python"]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +119,7 @@ def page(site: tuple[str, Path]):  # type: ignore[no-untyped-def]
 
 
 def test_the_matrix_is_html_a_cell_per_pair_with_its_tooltip_and_evidence(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
-    frame, _ = load_frame(site[1])
+    frame = python_rows(site)
     cells = page.locator("table.cm-grid tbody td")
     assert cells.count() == len(frame)
     evil = page.locator('table.cm-grid tbody tr:has(th:has-text("0.1.10")) td').nth(3)
@@ -138,27 +155,40 @@ def test_a_cell_opens_its_evidence(page, site: tuple[str, Path]) -> None:  # typ
         page.goto(site[0] + "/matrix/copilot-python/")
 
 
-def test_the_picker_answers_from_the_api(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
+# (family, the side the reader has, its release, what the answer must say: the other side's
+# working releases in its ecosystem's syntax; None: each compatible CLI of the stored rows)
+PICKS = [("copilot-python", "sdk", "0.1.10", None),
+         ("copilot-node", "sdk", "1.0.7", ['npm install "@github/copilot@>=1.0.60 <=1.0.102"']),
+         ("copilot-go", "cli", "1.0.60", ["go get github.com/github/copilot-sdk/go@v1.0.14",
+                                          "// works: v1.0.4 to v1.0.14"])]
+
+
+@pytest.mark.parametrize(("family", "side", "version", "says"), PICKS)
+def test_the_picker_answers_from_the_api(page, site: tuple[str, Path], family: str, side: str,  # type: ignore[no-untyped-def]
+                                         version: str, says: list[str] | None) -> None:
     try:
         page.goto(site[0] + "/")
         assert page.locator('link[rel=alternate][type="application/atom+xml"]').count() == 1
-        page.select_option("select[data-cm-family]", "copilot-python")
-        page.select_option("select[data-cm-version]", "0.1.10")
+        page.select_option("select[data-cm-family]", family)
+        page.select_option("select[data-cm-side]", side)
+        page.select_option("select[data-cm-version]", version)
         answer = page.locator("[data-cm-answer]")
-        answer.locator("a", has_text="0.1.10").wait_for()  # the answer for this release, not an earlier choice
+        answer.locator("a", has_text=version).wait_for()  # the answer for this release, not an earlier choice
         text = answer.inner_text()
     finally:
         page.goto(site[0] + "/matrix/copilot-python/")
-    frame, _ = load_frame(site[1])
-    works = frame[(frame["sdk_version"] == "0.1.10") & (frame["outcome"] == "compatible")]["cli_version"].tolist()
-    assert works and all(f'npm install "@github/copilot@{v}"' in text for v in works), text
+    if says is None:
+        frame, _ = load_frame(site[1])
+        mine = frame[(frame["family"] == family) & (frame["sdk_version"] == version)]
+        says = [f'npm install "@github/copilot@{v}"' for v in mine[mine["outcome"] == "compatible"]["cli_version"]]
+    assert says and all(line in text for line in says), text
     assert "Outside that range" in text and "refused" in text and "Recommended pair" in text
 
 
 def test_table_has_a_row_per_cell(page, site: tuple[str, Path]) -> None:  # type: ignore[no-untyped-def]
     page.click("a[href$='copilot-python-cells/']")  # the matrix page links to its every-cell page
     page.wait_for_load_state()
-    frame, _ = load_frame(site[1])
+    frame = python_rows(site)
     assert page.locator("table.cm-table tbody tr").count() == len(frame)
 
 
