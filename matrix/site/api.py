@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from matrix.answers.analysis import handshake, leak_ranges, pin_lines, working_ranges
 from matrix.families.registry import FAMILIES
 from matrix.markup import badge_path
-from matrix.site.pages import SiteData
+from matrix.site.sitedata import SiteData
 from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["SCHEMAS", "write_api"]

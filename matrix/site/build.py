@@ -35,7 +35,7 @@ from matrix.site.compare_pages import compare_slug, compared_families
 from matrix.site.feed import feed_xml
 from matrix.site.heatmap import save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
-from matrix.site.pages import SiteData
+from matrix.site.sitedata import SiteData
 from matrix.site.tree import write_pages
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import ROWS_FILE, frame_of

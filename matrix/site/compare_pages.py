@@ -11,8 +11,8 @@ import pandas as pd
 from matrix.answers.analysis import WORKS, handshake
 from matrix.families.registry import FAMILIES
 from matrix.markup import esc_raw
-from matrix.site.pages import cli_slug, sdk_slug
 from matrix.site.render import render
+from matrix.site.sitedata import cli_slug, sdk_slug
 from matrix.versions import sorted_versions
 
 __all__ = ["CliRow", "ComparePage", "FamilyCell", "SameNumberCell", "SameNumberRow", "ToleranceRow",

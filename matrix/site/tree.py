@@ -10,21 +10,10 @@ from matrix.answers.analysis import handshake
 from matrix.families.registry import FAMILIES
 from matrix.site.answer_lines import answer_lines
 from matrix.site.compare_pages import compare_pages
-from matrix.site.pages import (
-    SiteData,
-    cli_page,
-    cli_slug,
-    home,
-    matrix_pages,
-    pins_page,
-    repro_name,
-    reproduction,
-    sdk_page,
-    sdk_slug,
-    versions_index,
-    write,
-)
+from matrix.site.pages import home, matrix_pages, pins_page, versions_index
+from matrix.site.release_pages import cli_page, repro_name, reproduction, sdk_page
 from matrix.site.render import render
+from matrix.site.sitedata import SiteData, cli_slug, sdk_slug, write
 from matrix.store.dataset import Sources
 from matrix.versions import sorted_versions
 

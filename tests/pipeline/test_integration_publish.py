@@ -22,7 +22,7 @@ import pytest
 from matrix.answers.changes import notes_of
 from matrix.site.api import SCHEMA_DIR, write_api
 from matrix.site.feed import feed_xml
-from matrix.site.pages import SiteData
+from matrix.site.sitedata import SiteData
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Store, frame_of, load_releases, save_releases
 from matrix.versions import sorted_versions

@@ -89,7 +89,8 @@ def test_repeats_that_disagree_are_one_flaky_row_with_every_outcome(tmp_path: Pa
 
 
 def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
-    from matrix.site.pages import SiteData, cells_page
+    from matrix.site.pages import cells_page
+    from matrix.site.sitedata import SiteData
     from matrix.store.results import load_frame
 
     _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)

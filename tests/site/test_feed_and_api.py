@@ -14,7 +14,7 @@ from matrix.answers.changes import notes_of
 from matrix.site.api import SCHEMA_DIR, SCHEMAS, write_api
 from matrix.site.changes_page import changes_page
 from matrix.site.feed import feed_xml
-from matrix.site.pages import SiteData
+from matrix.site.sitedata import SiteData
 from matrix.store.dataset import Dataset
 from matrix.store.results import frame_of
 from tests.answers.test_changes import data  # noqa: F401 (the fixture)

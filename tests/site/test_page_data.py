@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 
 from matrix.site.pages import (
-    SiteData,
     cell_rows,
     home,
     home_page,
@@ -17,6 +16,7 @@ from matrix.site.pages import (
     versions_index,
     versions_index_data,
 )
+from matrix.site.sitedata import SiteData
 from matrix.store.results import Store, load_frame
 from tests.conftest import make_row
 

@@ -7,7 +7,9 @@ import nbformat
 import pytest
 
 from matrix.site.notebooks import NotebookError, execute
-from matrix.site.pages import SiteData, cells_page, cli_page, sdk_page
+from matrix.site.pages import cells_page
+from matrix.site.release_pages import cli_page, sdk_page
+from matrix.site.sitedata import SiteData
 from matrix.store.dataset import Sources
 from matrix.store.results import Store, load_frame
 from tests.conftest import ROOT, make_row
@@ -52,7 +54,7 @@ def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> No
 
 def test_a_release_page_is_plain_data_before_it_is_markup(tmp_path: Path) -> None:
     """What a release page says, read from the data the template draws, no HTML involved."""
-    from matrix.site.pages import cli_release_page, sdk_release_page
+    from matrix.site.release_pages import cli_release_page, sdk_release_page
 
     frame, _ = load_frame(stored(tmp_path))
     data = SiteData(frame, {"copilot-python": {"sdk": {"1.0.0": "2026-01-02"}}}, "now")

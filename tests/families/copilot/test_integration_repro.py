@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix.site.pages import SiteData, reproduction
+from matrix.site.release_pages import reproduction
+from matrix.site.sitedata import SiteData
 from matrix.store.dataset import Dataset
 from matrix.store.results import frame_of
 from tests.conftest import ROOT

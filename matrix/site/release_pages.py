@@ -1,0 +1,256 @@
+"""A page per release: what an SDK release declares and works with, what a CLI release
+reported, every cell's evidence, and the reproduction script beside an SDK release's page.
+Each is plain data rendered by its template (``sdk-release.md``, ``cli-release.md``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from matrix.answers.analysis import (
+    CONNECTS,
+    WORKS,
+    Range,
+    after_stop_text,
+    handshake,
+    leak_ranges,
+    pin_lines,
+    working_ranges,
+)
+from matrix.families.registry import FAMILIES
+from matrix.markup import embed_badge, esc, esc_raw
+from matrix.site.render import render
+from matrix.site.sitedata import SiteData, cli_slug, num, sdk_slug
+from matrix.versions import sort_by_version
+
+__all__ = [
+    "CellEvidence",
+    "CliReleasePage",
+    "Pin",
+    "SdkReleasePage",
+    "cli_page",
+    "cli_release_page",
+    "reported_protocol",
+    "repro_name",
+    "reproduction",
+    "sdk_page",
+    "sdk_release_page",
+]
+
+
+def _declared(row: pd.Series) -> dict[str, Any]:
+    value = row.get("sdk_declared")
+    return value if isinstance(value, dict) else {}
+
+
+def _window(decl: dict[str, Any]) -> str:
+    top = decl.get("SDK_PROTOCOL_VERSION")
+    if top is None:
+        return "not found in the SDK's source"
+    low = decl.get("MIN_PROTOCOL_VERSION")
+    if low is None:
+        return f"exactly {top} (no minimum declared: exact match)"
+    return f"{low} to {top}"
+
+
+_REPORTS = re.compile(r"server (reports version \d+|does not report a protocol version)")
+
+
+def reported_protocol(message: str) -> str | None:
+    """What the CLI told an SDK that refused it, in the SDK's own words."""
+    m = _REPORTS.search(message)
+    return m.group(1) if m else None
+
+
+def _left_running(rows: pd.DataFrame, other: str) -> str:
+    """Which versions of the other side a process was left running with, after stop()."""
+    hit = [str(r[other]) for r in rows.to_dict("records")
+           if isinstance(r.get("leaked"), list) and r["leaked"]]
+    measured = rows["exit_after_stop_seconds"].notna() | rows["leaked"].map(lambda v: bool(v) if isinstance(v, list)
+                                                                             else False)
+    if not measured.any():
+        return "not measured"
+    return f"with {len(hit)} of {int(measured.sum())}: {esc(', '.join(hit))}" if hit else \
+        f"never (0 of {int(measured.sum())})"
+
+
+def _yes_no(value: Any) -> str:
+    return "yes" if value is True else "no" if value is False else "unknown"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What to write down (in its ecosystem's syntax) and the measured releases it stands on."""
+
+    lines: list[str]
+    measured: list[str]
+
+
+@dataclass(frozen=True)
+class CellEvidence:
+    """One cell on a release's page: what the SDK did against one release of the other side."""
+
+    other: str
+    outcome: str
+    protocol: str
+    steps: str  # seconds: start · calls · stop
+    after_stop: str
+    names_versions: bool | None  # grades of the failure message
+    actionable: bool | None
+    launch: str
+    runtime: str
+    error: str
+
+
+@dataclass(frozen=True)
+class SdkReleasePage:
+    family: str
+    package: str
+    version: str
+    released: str
+    window: str
+    observed: str
+    first_working: str
+    last_working: str
+    bundles: str
+    pinned: str
+    left_running: str
+    works: Pin
+    leaky: Pin | None
+    connects: str | None  # when it differs from ``works``: the ranges that connect at all
+    badge: list[str]
+    script: str | None  # the reproduction script's file name
+    cells: list[CellEvidence]
+
+
+def _pin(lines: list[str], rs: Iterable[Range]) -> Pin:
+    return Pin(lines, [v for r in rs for v in r.versions])
+
+
+def _evidence(r: Any, other: str) -> CellEvidence:
+    """One row of the results (``itertuples``) as a cell's evidence against ``other``."""
+    detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
+    return CellEvidence(
+        other=other, outcome=str(r.outcome), protocol=num(r.protocol), steps=_steps(r),
+        after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
+        names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
+        actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
+        launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
+        runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message))
+
+
+def _steps(r: Any) -> str:
+    return " · ".join(num(round(x, 2)) if isinstance(x, (int, float)) and x == x else "–"
+                      for x in (r.start_seconds, r.calls_seconds, r.stop_seconds))
+
+
+def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
+    """An SDK release's page as plain data: what it declares, what it works with, every cell."""
+    fam = FAMILIES[family]
+    sub = handshake(data.frame, family)
+    rows = sort_by_version(sub[sub["sdk_version"] == sdk], "cli_version")
+    decl = next((d for d in (_declared(r) for _, r in rows.iterrows()) if d), {})
+    works = working_ranges(data.frame, family, sdk=sdk)
+    leaky = leak_ranges(data.frame, family, sdk=sdk)
+    connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
+    ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
+    pinned = decl.get("CLI_VERSION")
+    script = repro_name(sdk)
+    has_script = fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), script) is not None
+    cells = [_evidence(r, str(r.cli_version)) for r in rows.itertuples()]
+    return SdkReleasePage(
+        family=family, package=fam.sdk_package, version=sdk,
+        released=str(data.releases.get(family, {}).get("sdk", {}).get(sdk) or "unknown"),
+        window=_window(decl), observed=", ".join(map(str, sorted({int(p) for p in rows["protocol"].dropna()})))
+        or "none", first_working=ok[0] if ok else "–", last_working=ok[-1] if ok else "–",
+        bundles=_yes_no(decl.get("bundled_cli")), pinned=str(pinned) if pinned else "none",
+        left_running=_left_running(rows, "cli_version"),
+        works=_pin(pin_lines(data.frame, family, sdk=sdk), works),
+        leaky=_pin(pin_lines(data.frame, family, sdk=sdk, leaky=True), leaky) if leaky else None,
+        connects=None if [r.versions for r in connects] == [r.versions for r in works] else
+        ", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects),
+        badge=embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/"),
+        script=script if has_script else None, cells=cells)
+
+
+def sdk_page(data: SiteData, family: str, sdk: str) -> str:
+    return render("sdk-release.md", page=sdk_release_page(data, family, sdk))
+
+
+def repro_name(sdk: str) -> str:
+    """The reproduction script's file, beside the SDK release's page."""
+    return f"{sdk_slug(sdk)}.repro.sh"
+
+
+def _api(rows: pd.DataFrame) -> dict[str, Any]:
+    """What the agent recorded of this release's API (the newest row that did)."""
+    for d in reversed(list(rows["detail"])):
+        api = d.get("api") if isinstance(d, dict) else None
+        if isinstance(api, dict) and api:
+            return api
+    return {}
+
+
+def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
+    """The reproduction script of an SDK release, for its newest measured CLI by default."""
+    rows = sort_by_version(handshake(data.frame, family).query("sdk_version == @sdk"), "cli_version")
+    if rows.empty:
+        return None
+    return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), repro_name(sdk))
+
+
+@dataclass(frozen=True)
+class CliReleasePage:
+    family: str
+    package: str
+    version: str
+    released: str
+    observed: str
+    reported: str  # the protocol it reported, as quoted in SDK refusals
+    runtimes: str
+    left_running: str  # HTML (escaped)
+    reports_as: str | None  # the version it reports in status.get, when not its own
+    runtime_failures: dict[str, str]
+    not_served: list[str]
+    works: Pin
+    leaky: Pin | None
+    badge: list[str]
+    cells: list[CellEvidence]
+
+
+def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
+    """A CLI release's page as plain data: what it reported, which SDK releases work, every cell."""
+    fam = FAMILIES[family]
+    sub = handshake(data.frame, family)
+    rows = sort_by_version(sub[sub["cli_version"] == cli], "sdk_version")
+    failures: dict[str, str] = {}
+    not_served: list[str] = []
+    reports_as: str | None = None
+    for d in rows["detail"]:
+        if isinstance(d, dict):
+            failures = failures or d.get("runtime_failures") or {}
+            not_served = not_served or d.get("optional_not_served") or []
+            reports_as = reports_as or d.get("cli_reports_itself_as")
+    leaky = leak_ranges(data.frame, family, cli=cli)
+    cells = [_evidence(r, str(r.sdk_version)) for r in rows.itertuples()]
+    return CliReleasePage(
+        family=family, package=fam.cli_package, version=cli,
+        released=str(data.releases.get(family, {}).get("cli", {}).get(cli) or "unknown"),
+        observed=", ".join(map(str, sorted({int(p) for p in rows["protocol"].dropna()}))) or "none",
+        reported=", ".join(sorted({m for m in (reported_protocol(esc_raw(x)) for x in rows["error_message"]) if m}))
+        or "none quoted",
+        runtimes=", ".join(sorted({str(x) for x in rows["node_runtime"].dropna()})) or "none (not installed)",
+        left_running=_left_running(rows, "sdk_version"), reports_as=reports_as,
+        runtime_failures={k: v[:300] for k, v in failures.items()}, not_served=list(not_served),
+        works=_pin(pin_lines(data.frame, family, cli=cli), working_ranges(data.frame, family, cli=cli)),
+        leaky=_pin(pin_lines(data.frame, family, cli=cli, leaky=True), leaky) if leaky else None,
+        badge=embed_badge(family, "cli", cli, f"{fam.cli_package} {cli}", f"versions/{family}/{cli_slug(cli)}/"),
+        cells=cells)
+
+
+def cli_page(data: SiteData, family: str, cli: str) -> str:
+    return render("cli-release.md", page=cli_release_page(data, family, cli))
