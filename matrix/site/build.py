@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -204,9 +205,20 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
             pages.append(docs / rel)
         write_api(data, docs)
         _data_twin(frame, docs / "data", generated_at, sources.inputs())
-        for picture in drawing:
-            picture.result()  # a picture that could not be drawn ends the build, as a page would
+        _finish_pictures(drawing, frame, docs / "assets")
         return len(pages), warnings
+
+
+def _finish_pictures(drawing: list[Future[None]], frame: pd.DataFrame, assets: Path) -> None:
+    """Wait for the pictures; a picture that could not be drawn ends the build, as a page would.
+    Where no drawing process could start (a ``python -`` session, whose main module a new
+    process cannot import), they are drawn here instead."""
+    try:
+        for picture in drawing:
+            picture.result()
+    except BrokenProcessPool:
+        for png, key, draw in _pictures(frame, assets):
+            _draw_once(png, key, draw)
 
 
 def code_files() -> list[Path]:

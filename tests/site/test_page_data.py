@@ -84,3 +84,18 @@ def test_templates_are_inputs_of_the_generated_pages() -> None:
 
     names = {(p.parent.parent.name, p.name) for p in code_files()}
     assert ("site", "home.md") in names and ("matrix", "macros.html") in names
+
+
+def test_pictures_are_drawn_here_when_no_drawing_process_could_start(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import matrix.site.build as build
+
+    broken: Future[None] = Future()
+    broken.set_exception(BrokenProcessPool("a child could not start"))
+    drawn: list[Path] = []
+    monkeypatch.setattr(build, "_pictures", lambda frame, assets: [
+        (assets / "a.png", "k", lambda png: (drawn.append(png), png.write_bytes(b"png")))])
+    build._finish_pictures([broken], pd.DataFrame(), tmp_path)
+    assert drawn == [tmp_path / "a.png"] and (tmp_path / "a.sha").read_text() == "k"
