@@ -15,7 +15,7 @@ from rich.console import Console
 from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames, render_text, to_json
-from matrix.commands.common import DATA, handshake_family, sources_of
+from matrix.commands.common import add_data_argument, handshake_family, sources_of
 from matrix.commands.ship import add_parser as add_ship_parser
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
@@ -139,7 +139,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--cli", default=None, metavar="V")
     p.add_argument("--bisect", action="store_true", help="find exact boundaries among unmeasured releases, by probing")
     p.add_argument("--results", default="results")
-    p.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(p)
     p.add_argument("--json", action="store_true")
     d = sub.add_parser("diff", help="cells whose outcome changed between two result sets, regressions first")
     d.add_argument("old", help="the older results directory (or its rows.jsonl)")

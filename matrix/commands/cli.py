@@ -13,7 +13,7 @@ from rich.console import Console
 from matrix import HARNESS_VERSION, __version__
 from matrix.commands.answers import add_parsers, cmd_diff, cmd_pins
 from matrix.commands.build import cmd_build
-from matrix.commands.common import DATA, err_console, load
+from matrix.commands.common import add_data_argument, err_console, load
 from matrix.commands.dataset import cmd_changes, cmd_fold, cmd_verify
 from matrix.commands.discover import cmd_discover
 from matrix.commands.merge import cmd_merge
@@ -56,8 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ask the registries now and measure only cells of releases no earlier run selected")
     r.add_argument("--shard", default=None, metavar="i/n",
                    help="measure only shard i of n (whole SDK versions per shard; merge with `merge`)")
-    r.add_argument("--data", default=DATA, help="the committed history: its cells are not measured again "
-                                                  "(default: data)")
+    add_data_argument(r, ": its cells are not measured again")
     r.add_argument("--stale", action="store_true",
                    help="also re-measure cells measured by older rules of their probe, and harness errors")
     r.add_argument("--refresh", action="store_true", help="ask the registries for their releases now")
@@ -69,22 +68,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="print or export the stored results")
     rp.add_argument("--results", default=None, help="results directory (default: results)")
-    rp.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(rp)
     rp.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
     rp.add_argument("--format", choices=["table", "json", "csv"], default="table")
     rp.add_argument("--output", default=None, help="write to this file (atomically) instead of stdout")
     b = sub.add_parser("build", help="write the static site (MkDocs Material) from the stored results")
     b.add_argument("--results", default=None, help="results directory (default: results)")
-    b.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(b)
     b.add_argument("--site", default="site", help="output directory (default: site)")
     b.add_argument("--root", default=".", help="repository root with mkdocs.yml, docs/, notebooks/")
     add_parsers(sub)
     f = sub.add_parser("fold", help="fold local results into the committed history (data/)")
     f.add_argument("--results", default="results", help="the local results to fold (default: results)")
-    f.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(f)
     f.add_argument("--wait", action="store_true", help="wait for a run that holds either directory")
     c = sub.add_parser("changes", help="what a fold into the dataset changed: new releases, regressions first")
-    c.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(c)
     c.add_argument("--entry", type=_positive, default=1, metavar="N", help="the Nth newest fold (default: 1)")
     c.add_argument("--format", choices=["markdown", "text", "json", "title"], default="text",
                    help="markdown: a pull request's body; title: its one-line title")
@@ -93,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--sample", type=_positive, required=True, metavar="N", help="how many cells")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="the random draw (default: 0)")
     v.add_argument("--results", default="results", help="local results (default: results)")
-    v.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(v)
     v.add_argument("--jobs", type=_positive, default=None, help="cells measured at once")
     m = sub.add_parser("merge", help="merge the results of shards into one results directory")
     m.add_argument("out", help="the merged results directory (created; rows are appended)")

@@ -14,13 +14,20 @@ from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan, load_plan
 from matrix.store.dataset import Dataset, Sources
 
-__all__ = ["DATA", "err_console", "handshake_family", "load", "results_of", "sources_of", "warn"]
+__all__ = ["DATA", "add_data_argument", "err_console", "handshake_family", "load", "results_of", "sources_of", "warn"]
 
 # The committed history every command reads by default: data/ of the checkout, or where
 # COMPAT_MATRIX_DATA says (a tool run outside the checkout; tests that must not see it).
 DATA = os.environ.get("COMPAT_MATRIX_DATA", "data")
 
 err_console = Console(stderr=True, soft_wrap=True)
+
+
+def add_data_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """``--data``, the committed history, as every command takes it; ``what``: what the
+    command does with it, when more than reading it."""
+    parser.add_argument("--data", default=DATA, help=f"the committed history{what} (default: data, or "
+                                                        "$COMPAT_MATRIX_DATA)")
 
 
 def warn(text: str) -> None:

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from matrix.answers.gate import Difference, differences, ignoring, load_fleet, to_junit, to_markdown
 from matrix.answers.ship import can_i_ship, targets_of
-from matrix.commands.common import DATA, err_console, handshake_family, load
+from matrix.commands.common import add_data_argument, err_console, handshake_family, load
 from matrix.ecosystems import get
 from matrix.ecosystems.artifacts import CANDIDATE
 from matrix.ecosystems.discovery import Discovery
@@ -149,7 +149,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--config", default="matrix.toml", help="the matrix config (timeouts, for measuring)")
     s.add_argument("--results", default=None,
                    help="local results (default: results; candidates: candidates, never the dataset)")
-    s.add_argument("--data", default=DATA, help="the committed history (default: data, or $COMPAT_MATRIX_DATA)")
+    add_data_argument(s)
     s.add_argument("--json", action="store_true")
     s.add_argument("--markdown", default=None, metavar="FILE", help="also write a Markdown summary (GitHub's job "
                                                                    "summary)")
