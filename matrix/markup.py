@@ -20,7 +20,7 @@ __all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "embed
 WIDE = ["---", "hide:", "  - toc", "---", ""]
 # The same, for a page of thousands of cells that the site's search would only repeat (every
 # cell is on its release's page, which search finds): indexing them is most of a build.
-WIDE_UNSEARCHED = ["---", "hide:", "  - toc", "search:", "  exclude: true", "---", ""]
+WIDE_UNSEARCHED = [*WIDE[:3], "search:", "  exclude: true", *WIDE[3:]]
 TABLE_END = "</tbody></table></div>"
 
 

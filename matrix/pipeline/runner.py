@@ -67,9 +67,12 @@ def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (
     if force:
         return list(cells)
     now = datetime.now(UTC)
-    done = {r.key() for r in kept if not (stale and is_stale(r)) and not _refusal_expired(r, now)}
-    done |= {r.key() for r in local if r.outcome not in RETRY_OUTCOMES and not (stale and is_stale(r))
-             and not _refusal_expired(r, now)}
+
+    def settled(r: Row) -> bool:
+        return not (stale and is_stale(r)) and not _refusal_expired(r, now)
+
+    done = {r.key() for r in kept if settled(r)} | {r.key() for r in local
+                                                    if r.outcome not in RETRY_OUTCOMES and settled(r)}
     return [c for c in cells if c.key() not in done]
 
 

@@ -36,7 +36,7 @@ from matrix.site.compare_pages import compare_slug, compared_families
 from matrix.site.feed import feed_xml
 from matrix.site.heatmap import save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
-from matrix.site.sitedata import SiteData
+from matrix.site.sitedata import SiteData, write
 from matrix.site.tree import write_pages
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import ROWS_FILE, frame_of
@@ -200,8 +200,7 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
         for rel, text in (("drift.md", drift_page(frame)),
                           ("changes.md", changes_page(frame, entries, dataset, published)),
                           ("feed.xml", feed_xml(entries, generated_at, published))):
-            if not (docs / rel).exists() or (docs / rel).read_text() != text:
-                (docs / rel).write_text(text)
+            write(docs / rel, text)
             pages.append(docs / rel)
         write_api(data, docs)
         _data_twin(frame, docs / "data", generated_at, sources.inputs())

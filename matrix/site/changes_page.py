@@ -88,12 +88,12 @@ def _release_row(note: ReleaseNote, pages: set[str]) -> ReleaseRow:
 
 
 def _move_rows(moves: list[Move]) -> list[MoveRow]:
-    return [MoveRow(kind=change_kind(m.old, m.new), family=m.family,
+    """Regressions first, as ``diff`` orders them."""
+    rows = [MoveRow(kind=change_kind(m.old, m.new), family=m.family,
                     what=m.probe + (f" {m.mutation}" if m.mutation else ""), sdk=m.sdk_version, cli=m.cli_version,
-                    old=m.old, new=m.new,
-                    error=m.new_error.splitlines()[0][:200] if m.new_error else "")
-            for m in sorted(moves, key=lambda m: (KINDS.index(change_kind(m.old, m.new)), m.family, m.sdk_version,
-                                                  m.cli_version))]
+                    old=m.old, new=m.new, error=m.new_error.splitlines()[0][:200] if m.new_error else "")
+            for m in moves]
+    return sorted(rows, key=lambda r: (KINDS.index(r.kind), r.family, r.sdk, r.cli))
 
 
 def _pending(dataset: pd.DataFrame | None, frame: pd.DataFrame) -> Pending | None:
