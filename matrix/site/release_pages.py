@@ -38,6 +38,7 @@ __all__ = [
     "repro_name",
     "reproduction",
     "sdk_page",
+    "sdk_pages",
     "sdk_release_page",
 ]
 
@@ -124,6 +125,7 @@ class SdkReleasePage:
     connects: str | None  # when it differs from ``works``: the ranges that connect at all
     badge: list[str]
     script: str | None  # the reproduction script's file name
+    script_text: str | None  # the script itself, written beside the page
     cells: list[CellEvidence]
 
 
@@ -159,8 +161,7 @@ def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
     connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
     ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
     pinned = decl.get("CLI_VERSION")
-    script = repro_name(sdk)
-    has_script = fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), script) is not None
+    script = _script(family, sdk, rows)
     cells = [_evidence(r, str(r.cli_version)) for r in rows.itertuples()]
     return SdkReleasePage(
         family=family, package=fam.sdk_package, version=sdk,
@@ -174,11 +175,20 @@ def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
         connects=None if [r.versions for r in connects] == [r.versions for r in works] else
         ", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects),
         badge=embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/"),
-        script=script if has_script else None, cells=cells)
+        script=repro_name(sdk) if script is not None else None, script_text=script, cells=cells)
 
 
 def sdk_page(data: SiteData, family: str, sdk: str) -> str:
     return render("sdk-release.md", page=sdk_release_page(data, family, sdk))
+
+
+def sdk_pages(data: SiteData, family: str, sdk: str) -> dict[str, str]:
+    """An SDK release's page and its reproduction script (relative path -> text)."""
+    page = sdk_release_page(data, family, sdk)
+    out = {f"versions/{family}/{sdk_slug(sdk)}.md": render("sdk-release.md", page=page)}
+    if page.script is not None and page.script_text is not None:
+        out[f"versions/{family}/{page.script}"] = page.script_text
+    return out
 
 
 def repro_name(sdk: str) -> str:
@@ -195,12 +205,17 @@ def _api(rows: pd.DataFrame) -> dict[str, Any]:
     return {}
 
 
-def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
-    """The reproduction script of an SDK release, for its newest measured CLI by default."""
-    rows = sort_by_version(handshake(data.frame, family).query("sdk_version == @sdk"), "cli_version")
+def _script(family: str, sdk: str, rows: pd.DataFrame) -> str | None:
+    """The reproduction script of an SDK release (``rows``: its handshake cells, by CLI
+    version), for its newest measured CLI by default."""
     if rows.empty:
         return None
     return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), repro_name(sdk))
+
+
+def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
+    """The reproduction script of an SDK release, as its page publishes it."""
+    return sdk_release_page(data, family, sdk).script_text
 
 
 @dataclass(frozen=True)

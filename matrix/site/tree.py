@@ -11,9 +11,9 @@ from matrix.families.registry import FAMILIES
 from matrix.site.answer_lines import answer_lines
 from matrix.site.compare_pages import compare_pages
 from matrix.site.pages import home, matrix_pages, pins_page, versions_index
-from matrix.site.release_pages import cli_page, repro_name, reproduction, sdk_page
+from matrix.site.release_pages import cli_page, sdk_pages
 from matrix.site.render import render
-from matrix.site.sitedata import SiteData, cli_slug, sdk_slug, write
+from matrix.site.sitedata import SiteData, cli_slug, write
 from matrix.store.dataset import Sources
 from matrix.versions import sorted_versions
 
@@ -47,10 +47,8 @@ def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> l
             put(rel, text)
         sub = handshake(data.frame, family)
         for sdk in sorted_versions(sub["sdk_version"]):
-            put(f"versions/{family}/{sdk_slug(sdk)}.md", sdk_page(data, family, sdk))
-            script = reproduction(data, family, sdk)
-            if script is not None:
-                put(f"versions/{family}/{repro_name(sdk)}", script)
+            for rel, text in sdk_pages(data, family, sdk).items():
+                put(rel, text)
         for cli in sorted_versions(sub["cli_version"]):
             put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
     put("versions/index.md", versions_index(data))
