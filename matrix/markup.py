@@ -13,7 +13,7 @@ from matrix import rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
 __all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark",
-           "sortable"]
+           "sortable", "yes_no"]
 
 
 # Front matter of a page whose tables need the width the table of contents would take.
@@ -41,6 +41,11 @@ def esc(value: Any) -> str:
 def esc_raw(value: Any) -> str:
     """The text of a possibly-missing value, not yet escaped."""
     return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def yes_no(value: Any) -> bool | None:
+    """A possibly missing yes/no (a grade, a contract check): None unless it is one."""
+    return value if isinstance(value, bool) else None
 
 
 def badge(outcome: str) -> str:

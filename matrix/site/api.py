@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from matrix.answers.analysis import handshake, leak_ranges, pin_lines, working_ranges
 from matrix.families.registry import FAMILIES
-from matrix.markup import badge_path
+from matrix.markup import badge_path, yes_no
 from matrix.site.sitedata import SiteData
 from matrix.versions import sort_by_version, sorted_versions
 
@@ -149,16 +149,12 @@ def _first_line(value: object) -> str | None:
     return value.strip().splitlines()[0][:300] if isinstance(value, str) and value.strip() else None
 
 
-def _bool(value: object) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
 def _cells(rows: pd.DataFrame, other: str) -> list[Cell]:
     return [Cell(other=str(r[other]), outcome=str(r["outcome"]),
                  protocol=None if pd.isna(r["protocol"]) else int(r["protocol"]),
                  error=_first_line(r["error_message"]), left_running=[str(x) for x in (r["leaked"] or [])],
-                 message_names_versions=_bool(r["message_names_versions"]),
-                 message_actionable=_bool(r["message_actionable"]), flaky=bool(r["flaky"]))
+                 message_names_versions=yes_no(r["message_names_versions"]),
+                 message_actionable=yes_no(r["message_actionable"]), flaky=bool(r["flaky"]))
             for r in sort_by_version(rows, other).to_dict("records")]
 
 

@@ -22,7 +22,7 @@ from matrix.answers.analysis import (
     working_ranges,
 )
 from matrix.families.registry import FAMILIES
-from matrix.markup import embed_badge, esc, esc_raw
+from matrix.markup import embed_badge, esc, esc_raw, yes_no
 from matrix.site.render import render
 from matrix.site.sitedata import SiteData, cli_slug, num, sdk_slug
 from matrix.versions import sort_by_version
@@ -139,8 +139,7 @@ def _evidence(r: Any, other: str) -> CellEvidence:
     return CellEvidence(
         other=other, outcome=str(r.outcome), protocol=num(r.protocol), steps=_steps(r),
         after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
-        names_versions=r.message_names_versions if isinstance(r.message_names_versions, bool) else None,
-        actionable=r.message_actionable if isinstance(r.message_actionable, bool) else None,
+        names_versions=yes_no(r.message_names_versions), actionable=yes_no(r.message_actionable),
         launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
         runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message))
 

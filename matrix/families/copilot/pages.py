@@ -14,7 +14,7 @@ import pandas as pd
 
 from matrix.families.copilot.shim import RULES
 from matrix.families.registry import FAMILIES
-from matrix.markup import esc_raw
+from matrix.markup import esc_raw, yes_no
 from matrix.render import renderer
 from matrix.store.dataset import Sources
 from matrix.versions import sort_by_version, sorted_versions
@@ -110,10 +110,6 @@ class ContractRow:
     answer: str  # the queued call's: "resolved", or the first line of its error
 
 
-def _grade(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
 def _seconds(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
@@ -123,10 +119,10 @@ def _contract_row(r: Any) -> ContractRow:
     queued = c.get("queued_call") or {}
     answer = "resolved" if queued.get("ok") else (esc_raw(queued.get("error")).splitlines() or [""])[0]
     return ContractRow(sdk=esc_raw(r.sdk_version), cli=esc_raw(r.cli_version), outcome=str(r.outcome),
-                       cli_terminated=_grade(c.get("cli_terminated")), gone_after=_seconds(c.get("cli_gone_after_s")),
-                       queued_rejected=_grade(c.get("queued_call_rejected")),
+                       cli_terminated=yes_no(c.get("cli_terminated")), gone_after=_seconds(c.get("cli_gone_after_s")),
+                       queued_rejected=yes_no(c.get("queued_call_rejected")),
                        settled_after=_seconds(c.get("queued_settled_after_start_s")),
-                       no_files_written=_grade(c.get("no_files_written")),
+                       no_files_written=yes_no(c.get("no_files_written")),
                        files=", ".join(c.get("files_written") or []), answer=answer[:400])
 
 

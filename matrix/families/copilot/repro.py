@@ -84,19 +84,19 @@ def script(family: str, sdk_package: str, sdk_version: str, cli_package: str, de
            api: Mapping[str, Any], name: str) -> str | None:
     """The script for one SDK release, saved as ``name`` (``None``: this family has no
     reproduction). ``api``: what its agent recorded of the release's API."""
+    def head(needs: str) -> str:
+        return _HEAD.format(sdk=sdk_package, sdk_version=sdk_version, cli_package=cli_package, name=name,
+                            default_cli=default_cli, needs=needs)
+
     if family == "copilot-python":
         imports, construct = _PYTHON_CONSTRUCT.get(str(api.get("style") or ""), _PYTHON_CONSTRUCT["options dict"])
-        head = _HEAD.format(sdk=sdk_package, sdk_version=sdk_version, cli_package=cli_package, name=name,
-                            default_cli=default_cli, needs="python3 (3.11+), npm")
         program = _PYTHON.format(imports=imports, construct=construct)
-        return (head + 'python3 -m venv "$work/venv"\n'
+        return (head("python3 (3.11+), npm") + 'python3 -m venv "$work/venv"\n'
                 f'"$work/venv/bin/pip" install --quiet {shlex.quote(f"{sdk_package}=={sdk_version}")}\n'
                 "cat > \"$work/repro.py\" <<'PY'\n" + program + "PY\n"
                 'run "$work/venv/bin/python" "$work/repro.py" "$CLI"\n')
     if family == "copilot-node":
-        head = _HEAD.format(sdk=sdk_package, sdk_version=sdk_version, cli_package=cli_package, name=name,
-                            default_cli=default_cli, needs="node (20+), npm")
-        return (head + f'npm install --loglevel=error --no-audit --no-fund --prefix "$work/app" '
+        return (head("node (20+), npm") + f'npm install --loglevel=error --no-audit --no-fund --prefix "$work/app" '
                 f'{shlex.quote(f"{sdk_package}@{sdk_version}")} >/dev/null\n'
                 "cat > \"$work/app/repro.mjs\" <<'JS'\n" + _NODE + "JS\n"
                 'run node "$work/app/repro.mjs" "$CLI"\n')
@@ -104,9 +104,7 @@ def script(family: str, sdk_package: str, sdk_version: str, cli_package: str, de
         go = go_program(api)
         if go is None:
             return None
-        head = _HEAD.format(sdk=sdk_package, sdk_version=sdk_version, cli_package=cli_package, name=name,
-                            default_cli=default_cli, needs="go (1.21+), npm")
-        return (head + 'mkdir -p "$work/app" && cd "$work/app"\n'
+        return (head("go (1.21+), npm") + 'mkdir -p "$work/app" && cd "$work/app"\n'
                 "printf 'module repro\\n\\ngo 1.21\\n' > go.mod\n"
                 "cat > main.go <<'GO'\n" + go + "GO\n"
                 f"go get {shlex.quote(f'{sdk_package}@v{sdk_version}')}\n"
