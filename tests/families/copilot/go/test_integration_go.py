@@ -89,7 +89,11 @@ def test_a_start_still_waiting_on_an_exited_cli_is_stopped_by_the_watch(tmp_path
         agent = runner.make(GoAgent, "sdk", MODULE, "0.1.24")
         runner.ensure(agent)  # built by the fixture's run
         cli = tmp_path / "copilot"  # a stand-in: this tests our watch, not the SDK
-        cli.write_text("#!/bin/sh\nexit 7\n")
+        # It exits at once, as an old CLI does, but a process it leaves holds its stdin open:
+        # otherwise the SDK's first write can meet the closed pipe (EPIPE, a failed start) or
+        # not, by the scheduler's whim, and the watch would only sometimes have a start to stop.
+        # (A background job's stdin is /dev/null unless given one: fd 3 carries the pipe to it.)
+        cli.write_text("#!/bin/sh\nexec 3<&0\nsleep 10 <&3 >/dev/null 2>&1 &\nexit 7\n")
         cli.chmod(0o755)
         cfg = {"cli_path": str(cli), "step_timeout": 20, "log_level": "error", "dead_cli": 1}
         with sandbox(tmp_path / "box") as box:
