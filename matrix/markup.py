@@ -9,7 +9,7 @@ import os
 from typing import Any
 from urllib.parse import quote
 
-from matrix import rules_version
+from matrix import rules_current, rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
 __all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark",
@@ -62,7 +62,8 @@ def flaky_mark(row: Any) -> str:
         marks += f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
     version = str(getattr(row, "harness_version", "") or "")
     current = rules_version(str(getattr(row, "probe", "")))
-    if version and (version != current or getattr(row, "outcome", "") == "harness-error"):
+    outcome = str(getattr(row, "outcome", ""))
+    if version and (not rules_current(row) or outcome == "harness-error"):
         marks += (f' <span class="cm-stale" title="measured by the rules of harness {esc(version)}, now {esc(current)}'
                   ': `compat-matrix run --stale` measures it again">stale</span>')
     return marks

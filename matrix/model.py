@@ -4,7 +4,7 @@ and the one outcome vocabulary, used in code, data, site and exit codes."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -34,6 +34,9 @@ class Outcome(StrEnum):
     # Promise checks (one SDK version x one thing its design document promises):
     KEPT = "kept"
     BROKEN = "broken"
+    # Controls (a check's steps with nothing mutated, run first against the same other side):
+    PASSED = "passed"
+    FAILED = "failed"
 
 
 # (colour, one line of meaning). Colours are chosen to read in a heatmap and for
@@ -70,6 +73,10 @@ OUTCOME_INFO: dict[Outcome, tuple[str, str]] = {
     Outcome.NOT_APPLICABLE: ("#bababa", "That version has no such API or no SDK code, or no compatible CLI to probe."),
     Outcome.KEPT: ("#4575b4", "Promise check: the version does what its design document promises."),
     Outcome.BROKEN: ("#f46d43", "Promise check: measured not doing what the design document promises."),
+    Outcome.PASSED: ("#74add1", "Control: the same steps with nothing mutated worked, so the checks are judged "
+                                "against this release of the other side."),
+    Outcome.FAILED: ("#8c510a", "Control: the same steps with nothing mutated already failed against this release "
+                                "of the other side, so no check is judged against it."),
 }
 
 HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = (
@@ -79,6 +86,7 @@ HANDSHAKE_OUTCOMES: tuple[Outcome, ...] = (
 TOLERANCE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.SURFACED, Outcome.IGNORED, Outcome.DOWNGRADED, Outcome.LOST, Outcome.FATAL,
     Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
+    Outcome.PASSED, Outcome.FAILED,
 )
 PROMISE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.KEPT, Outcome.BROKEN, Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR,
@@ -89,13 +97,15 @@ PROMISE_OUTCOMES: tuple[Outcome, ...] = (
 @dataclass(frozen=True)
 class Cell:
     """One measurement to make: an SDK release, a release of the other side, a probe and (for
-    probes with several checks) the check."""
+    probes with several checks) the check. ``why``: for a cell planned against ``NO_CLI``, why
+    there is nothing to run it against (recorded as its not-applicable reason)."""
 
     family: str
     sdk_version: str
     cli_version: str
     probe: str
     mutation: str = ""
+    why: str = field(default="", compare=False)
 
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
@@ -113,6 +123,10 @@ class CellSettings:
     grace: float
     dead_cli: float | None = None
     leak: float = 5.0
+    # A connected handshake's stop() is measured at least ``stops`` times, up to ``stops_max``
+    # where the stops disagree (what stop() leaves behind can be a race).
+    stops: int = 1
+    stops_max: int = 1
 
 
 SCHEMA = 1  # a row's format; fields are only ever added, with defaults
@@ -147,8 +161,13 @@ class Row(BaseModel):
     # (None: not measured, or something outlived the wait), and what outlived it.
     exit_after_stop_seconds: float | None = None
     leaked: list[str] = Field(default_factory=list)
+    # Connected handshakes, each stop() measured: seconds until every process the SDK started
+    # was gone, None where one was still running after the wait (left running). Empty: the
+    # cell did not connect, or was measured before stops were repeated.
+    stops: list[float | None] = Field(default_factory=list)
     wrong_cli: bool = False
-    # Measured more than once (run --repeat N): every outcome seen, and whether they differed.
+    # Measured more than once (a connected handshake's stops, or run --repeat N): every outcome
+    # seen, and whether they differed.
     repeats: list[str] = Field(default_factory=list)
     flaky: bool = False
     detail: dict[str, Any] = Field(default_factory=dict)
@@ -159,6 +178,13 @@ class Row(BaseModel):
 
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
+
+    def slot(self) -> tuple[str, str, str, str, str]:
+        """What one stored row stands for: a handshake, one pair of releases; any other check,
+        one per SDK release (its other side is chosen by the harness, and the newest
+        measurement replaces one made against another choice)."""
+        return self.key() if self.probe == "handshake" else (self.family, self.sdk_version, "", self.probe,
+                                                              self.mutation)
 
     def to_json(self) -> str:
         """One line, keys sorted: the stored form."""

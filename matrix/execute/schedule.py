@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["Prefetcher", "Slots", "Uses", "Window"]
+__all__ = ["Hold", "Prefetcher", "Slots", "Uses", "Window"]
 
 
 class Slots:
@@ -26,27 +26,58 @@ class Slots:
         self._lock = threading.Lock()
 
     @contextmanager
-    def hold(self) -> Iterator[None]:
-        self._free.acquire()
-        released = threading.Event()
-
-        def give_back(parked: bool) -> None:
-            with self._lock:
-                if released.is_set():
-                    return
-                released.set()
-                if parked:
-                    self.parked += 1
-            self._free.release()
-
-        timer = threading.Timer(self._park_after, give_back, args=(True,))
-        timer.daemon = True
-        timer.start()
+    def hold(self) -> Iterator[Hold]:
+        hold = Hold(self)
+        hold.renew()
         try:
-            yield
+            yield hold
         finally:
-            timer.cancel()
-            give_back(False)
+            hold.release()
+
+
+class Hold:
+    """One cell's claim on a slot. A cell whose work comes in units (a handshake whose stop is
+    measured several times) renews it before each unit: a parked cell waits for a free slot
+    again, so its next unit never runs beside ``jobs`` others."""
+
+    def __init__(self, slots: Slots) -> None:
+        self._slots = slots
+        self._held = False
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def _give_back(self, parked: bool) -> None:
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+            if parked:
+                with self._slots._lock:
+                    self._slots.parked += 1
+        self._slots._free.release()
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self._slots._park_after, self._give_back, args=(True,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def renew(self) -> None:
+        with self._lock:
+            if self._held:
+                self._arm()
+                return
+        self._slots._free.acquire()
+        with self._lock:
+            self._held = True
+            self._arm()
+
+    def release(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        self._give_back(False)
 
 
 class Uses:

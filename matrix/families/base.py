@@ -60,6 +60,11 @@ class Context(Protocol):
 
     def memo(self, key: object, make: Callable[[], T]) -> T: ...
 
+    def working(self) -> None:
+        """Before one more unit of a cell's work (a repeated stop): wait for a CPU slot again if
+        the cell gave its own back while it waited."""
+        ...
+
 
 @dataclass(frozen=True)
 class Planning:

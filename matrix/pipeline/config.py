@@ -8,7 +8,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from matrix.errors import ConfigError
 from matrix.versions import check_selector
@@ -61,6 +61,16 @@ class RunSettings(_Strict):
     # A cell still running after this many seconds is waiting, not working: it gives its
     # CPU slot to the next cell (matrix/execute/schedule.py).
     park_after: float = Field(default=10.0, gt=0)
+    # A connected handshake's stop() is measured this many times (what it leaves behind can be a
+    # race: a rate, not one toss), and up to stops_max times where those stops disagree.
+    stops: int = Field(default=5, ge=1, le=50)
+    stops_max: int = Field(default=10, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _stops_in_order(self) -> RunSettings:
+        if self.stops_max < self.stops:
+            raise ValueError(f"stops_max ({self.stops_max}) must be at least stops ({self.stops})")
+        return self
 
 
 class Plan(_Strict):

@@ -28,7 +28,7 @@ from matrix.execute import proc
 from matrix.execute.environment import Environment, evict, make_env, with_retries
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.load import load_per_core
-from matrix.execute.schedule import Prefetcher, Slots, Uses, Window
+from matrix.execute.schedule import Hold, Prefetcher, Slots, Uses, Window
 from matrix.execute.scratch import Scratch
 from matrix.execute.storage import StorageError
 from matrix.families.base import Family
@@ -122,7 +122,8 @@ class Runner:
         self.scratch = self._scratch.path
         self.logs = cache / "logs"
         t = plan.timeouts
-        self.settings = CellSettings(t.probe, t.call, t.stop_grace, t.dead_cli, t.leak)
+        self.settings = CellSettings(t.probe, t.call, t.stop_grace, t.dead_cli, t.leak, plan.run.stops,
+                                     plan.run.stops_max)
         self._failures: dict[tuple[str, str, str], Exception] = {}
         self._memo: dict[object, object] = {}
         self._lock = threading.Lock()
@@ -132,6 +133,7 @@ class Runner:
         self._uses: Uses | None = None  # during run(): which environments cells still need
         self._window: Window | None = None
         self.parked = 0
+        self._held = threading.local()  # the slot of the cell this thread measures (run())
 
     # -- the Context a family measures with -----------------------------------------------
 
@@ -145,6 +147,11 @@ class Runner:
             if key not in self._memo:
                 self._memo[key] = make()
             return self._memo[key]  # type: ignore[return-value]
+
+    def working(self) -> None:
+        hold: Hold | None = getattr(self._held, "hold", None)
+        if hold is not None:
+            hold.renew()
 
     def make(self, kind: type[E], side: str, package: str, version: str, **kw: Any) -> E:
         if (side, version) in self.artifacts:
@@ -212,7 +219,8 @@ class Runner:
             return None
         if cell.cli_version == NO_CLI:
             return self._infra_row(
-                cell, Outcome.NOT_APPLICABLE, "", "no CLI version in the matrix is compatible with this SDK version")
+                cell, Outcome.NOT_APPLICABLE, "", cell.why or "no CLI version in the matrix is compatible with this "
+                                                           "SDK version")
         family = FAMILIES[cell.family]
         sdk, other = family.environments(cell, self.make)
         needed = [("sdk", sdk)] + ([("cli", other)] if other is not None else [])
@@ -321,7 +329,8 @@ class Runner:
             if cli is not None:
                 window.started(cli)
             try:
-                with slots.hold():
+                with slots.hold() as hold:
+                    self._held.hold = hold
                     return self.measure(cell, repeat)
             except StorageError:
                 raise  # nowhere to keep what is measured: the run ends, cells in flight are not recorded
@@ -331,6 +340,7 @@ class Runner:
                 row = row.model_copy(update={"detail": {**row.detail, "traceback": trace}})
                 return self._record(row)
             finally:
+                self._held.hold = None
                 uses.finished(keys)
                 prefetch.poke()
 

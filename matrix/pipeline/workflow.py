@@ -150,26 +150,35 @@ def measure(state: RunState) -> RunState:
 
     with contextlib.closing(runner):
         for name in phases(state.resolved):
-            local, _ = state.store.read()
-            rows = _merged(state.kept, local)
-            planned = [c for r in state.resolved for c in chosen(r, r.cells(name, rows))]
-            if not planned:
-                continue
-            todo = pending(planned, local, state.kept, req.force or req.repeat > 1, req.stale)
-            state.ui.info(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured, "
-                          f"{len(todo)} to measure with {jobs} jobs")
-            state.ui.phase(name, len(todo))
-            started = time.monotonic()
-            state.measured.extend(runner.run(todo, jobs, req.repeat, keep_warm=True))
-            state.ui.info(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
+            tried: set[tuple[str, ...]] = set()
+            # A phase is planned again after it measured: a family may plan from what it just
+            # measured (a control that failed moves its checks to another release). Each round
+            # measures only cells no round of this phase has tried.
+            while True:
+                local, _ = state.store.read()
+                rows = _merged(state.kept, local)
+                planned = [c for r in state.resolved for c in chosen(r, r.cells(name, rows))]
+                todo = [c for c in pending(planned, local, state.kept, req.force or req.repeat > 1, req.stale)
+                        if c.key() not in tried]
+                if not planned or (tried and not todo):
+                    break
+                tried |= {c.key() for c in todo}
+                state.ui.info(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured, "
+                              f"{len(todo)} to measure with {jobs} jobs")
+                if not todo:
+                    break
+                state.ui.phase(name, len(todo))
+                started = time.monotonic()
+                state.measured.extend(runner.run(todo, jobs, req.repeat, keep_warm=True))
+                state.ui.info(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
     return state
 
 
 def _merged(kept: list[Row], local: list[Row]) -> list[Row]:
-    rows = {r.key(): r for r in kept}
+    rows = {r.slot(): r for r in kept}
     for r in local:
-        if r.key() not in rows or r.measured_at >= rows[r.key()].measured_at:
-            rows[r.key()] = r
+        if r.slot() not in rows or r.measured_at >= rows[r.slot()].measured_at:
+            rows[r.slot()] = r
     return list(rows.values())
 
 

@@ -148,7 +148,7 @@ class Dataset:
         for family, sides in load_releases(results).items():
             for side, versions in sides.items():
                 releases.setdefault(family, {}).setdefault(side, {}).update(versions)
-        by_key = {r.key(): r for r in mine}
+        by_key = {r.slot(): r for r in mine}
         report = FoldReport()
         touched: set[str] = set()
         for row in sorted(local, key=lambda r: (r.family, *_cell_order(r))):
@@ -156,7 +156,7 @@ class Dataset:
                 report.skipped.append(row)
                 continue
             clean = scrub(row)
-            old = by_key.get(row.key())
+            old = by_key.get(row.slot())
             if old is not None and old.measured_at >= clean.measured_at:
                 report.unchanged += 1
                 continue
@@ -165,7 +165,7 @@ class Dataset:
             else:
                 report.replaced.append((old, clean))
                 touched.add(row_file(old, releases))
-            by_key[row.key()] = clean
+            by_key[row.slot()] = clean
             touched.add(row_file(clean, releases))
             self._fold_evidence(results, clean)
         self._write(by_key.values(), releases, touched)
@@ -226,12 +226,12 @@ class Sources:
         warnings: list[str] = []
         if self.data is not None:
             kept, warnings = Dataset(self.data).read()
-            rows = {r.key(): r for r in kept}
+            rows = {r.slot(): r for r in kept}
         local, more = Store(self.results).read()
         for r in local:
-            old = rows.get(r.key())
+            old = rows.get(r.slot())
             if old is None or r.measured_at >= old.measured_at:
-                rows[r.key()] = r
+                rows[r.slot()] = r
         return list(rows.values()), warnings + more
 
     def releases(self) -> Releases:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from matrix import rules_version
+from matrix import rules_current
 from matrix.errors import UserError
 from matrix.execute.storage import write_atomic, writing
 from matrix.model import Row
@@ -132,8 +132,9 @@ class Store:
 
 
 def is_stale(row: Row) -> bool:
-    """Measured by older rules of its probe, or never given a verdict (a harness error)."""
-    return row.harness_version != rules_version(row.probe) or row.outcome == "harness-error"
+    """Measured by older rules of its probe that the current ones would judge otherwise, or
+    never given a verdict (a harness error)."""
+    return not rules_current(row) or row.outcome == "harness-error"
 
 
 def frame_of(rows: list[Row]) -> pd.DataFrame:

@@ -116,3 +116,20 @@ def test_window_keeps_what_is_still_needed_up_to_the_newest_started_cli() -> Non
     for keys in (["s1", "c2"], ["s1", "c3"], ["s1", "c4"], ["s1", "c5"]):
         uses.finished(keys)
     assert window.open() == set()
+
+
+def test_a_parked_cell_that_renews_waits_for_a_free_slot_again() -> None:
+    slots = Slots(jobs=1, park_after=0.1)
+    order: list[str] = []
+    with slots.hold() as hold:
+        time.sleep(0.3)  # parked: the slot is free for another cell
+        assert slots.parked == 1
+        other = threading.Thread(target=lambda: (slots._free.acquire(), order.append("other"), time.sleep(0.3),
+                                                 slots._free.release()))
+        other.start()
+        time.sleep(0.1)
+        hold.renew()  # the next unit of this cell waits until the other cell is done
+        order.append("renewed")
+        other.join()
+    assert order == ["other", "renewed"]
+    assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)

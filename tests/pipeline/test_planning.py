@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from matrix.families.copilot.python.contract import judge
-from matrix.families.copilot.shim import RULES
+from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
 from matrix.model import Row
 from matrix.pipeline.planning import Resolved
 from matrix.pipeline.runner import NO_CLI
@@ -18,12 +18,43 @@ ROWS = [row("0.1", "1.0.2", "compatible"), row("0.1", "1.0.10", "compatible"), r
         row("0.3", "9.9.9", "compatible")]  # a CLI outside this selection is not a candidate
 
 
-def test_tolerance_runs_against_the_newest_compatible_cli_in_the_selection() -> None:
+def test_tolerance_runs_its_controls_first_against_the_newest_compatible_cli_in_the_selection() -> None:
     cells = RESOLVED.cells("tolerance", ROWS)
-    targets = {(c.sdk_version, c.cli_version) for c in cells}
-    # 0.2 has no compatible CLI: its cells go to NO_CLI and are recorded as not-applicable.
-    assert targets == {("0.1", "1.0.10"), ("0.3", "1.0.11"), ("0.2", NO_CLI)}
-    assert len(cells) == 3 * len(RULES)
+    targets = {(c.sdk_version, c.cli_version, c.mutation) for c in cells if c.cli_version != NO_CLI}
+    assert targets == {(s, c, m) for s, c in (("0.1", "1.0.10"), ("0.3", "1.0.11")) for m in CONTROL_DESCRIPTIONS}
+    # 0.2 has no compatible CLI: its rules go to NO_CLI and are recorded as not-applicable.
+    assert {c.mutation for c in cells if c.cli_version == NO_CLI} == set(RULES)
+    assert {c.sdk_version for c in cells if c.cli_version == NO_CLI} == {"0.2"}
+
+
+def _control(sdk: str, cli: str, name: str, outcome: str) -> Row:
+    return row(sdk, cli, outcome, probe="tolerance", mutation=name, error_message=f"{outcome} on {cli}")
+
+
+def test_a_rule_is_measured_only_where_its_control_passed_and_a_failed_control_moves_to_the_next_cli() -> None:
+    history = [r for r in RULES if control_of(r) == "history.control"]
+    rows = [*ROWS, _control("0.1", "1.0.10", "result.control", "passed"),
+            _control("0.1", "1.0.10", "event.control", "passed"),
+            _control("0.1", "1.0.10", "history.control", "failed")]
+    cells = [c for c in RESOLVED.cells("tolerance", rows) if c.sdk_version == "0.1"]
+    by_cli = {(c.cli_version, c.mutation) for c in cells}
+    assert all(("1.0.10", r) in by_cli for r in RULES if r not in history)
+    # The history rules wait: their control runs next against the next newest CLI 0.1 works with.
+    assert ("1.0.2", "history.control") in by_cli and not any(m in history for _, m in by_cli)
+    # It fails there too, and there is no other: the rules are not-applicable, saying why.
+    rows.append(_control("0.1", "1.0.2", "history.control", "failed"))
+    cells = [c for c in RESOLVED.cells("tolerance", rows) if c.sdk_version == "0.1" and c.mutation in history]
+    assert {c.cli_version for c in cells} == {NO_CLI}
+    assert all("fails against every CLI release this SDK release works with (2" in c.why for c in cells)
+    assert all("failed on 1.0.2" in c.why for c in cells)
+
+
+def test_a_control_that_passed_keeps_its_cli_when_a_newer_one_is_released() -> None:
+    rows = [*ROWS, row("0.1", "1.0.11", "compatible"),
+            *(_control("0.1", "1.0.10", name, "passed") for name in CONTROL_DESCRIPTIONS),
+            *(row("0.1", "1.0.10", "ignored", probe="tolerance", mutation=r) for r in RULES)]
+    cells = [c for c in RESOLVED.cells("tolerance", rows) if c.sdk_version == "0.1"]
+    assert {c.cli_version for c in cells} == {"1.0.10"}
 
 
 def test_contract_runs_against_the_newest_refused_or_launch_failed_cli() -> None:

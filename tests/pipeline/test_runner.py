@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import HARNESS_VERSION
+from matrix import HARNESS_VERSION, rules_version
 from matrix.execute import proc
 from matrix.model import Row
 from matrix.pipeline.config import Plan
@@ -13,7 +13,7 @@ from matrix.store.results import Store, is_stale
 from tests.conftest import make_row
 
 
-def row(sdk: str, outcome: str, harness: str = HARNESS_VERSION) -> Row:
+def row(sdk: str, outcome: str, harness: str = rules_version("handshake")) -> Row:
     return make_row(sdk, "1.0.0", outcome, family="f", harness_version=harness)
 
 
@@ -37,12 +37,25 @@ def test_the_committed_history_counts_as_measured_and_its_harness_errors_are_sta
     assert not is_stale(row("1", "compatible"))
 
 
+def test_a_rules_change_makes_stale_only_the_cells_it_can_alter() -> None:
+    # Handshake rules 5 measure stop() as a rate: a connected cell of rules 4 is stale, a refusal is not.
+    assert is_stale(row("1", "compatible", harness="4")) and is_stale(row("1", "degraded", harness="4"))
+    assert not is_stale(row("2", "refused", harness="4"))
+    assert is_stale(row("2", "refused", harness="3"))  # older changes touched every cell
+    # ... and cells of a CLI no runtime could start (its --version failed on the runtime used).
+    dead = make_row("1", "1.0.77", "launch-failed", family="f", harness_version="4", node_runtime="node24",
+                    detail={"runtime_failures": {"node20": "exit 1", "node24": "exit 1"}})
+    alive = dead.model_copy(update={"detail": {"runtime_failures": {"node20": "exit 1"}}})
+    assert is_stale(dead) and not is_stale(alive)
+
+
 def test_a_release_the_registry_refused_a_week_ago_is_asked_for_again() -> None:
     from datetime import UTC, datetime, timedelta
 
     def refused(sdk: str, days: float) -> Row:
         at = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
-        return make_row(sdk, "1.0.0", "uninstallable", family="f", harness_version=HARNESS_VERSION, measured_at=at)
+        return make_row(sdk, "1.0.0", "uninstallable", family="f", harness_version=rules_version("handshake"),
+                        measured_at=at)
 
     kept = [refused("1", 8), refused("2", 1)]
     local = [refused("3", 7.5), refused("4", 0.5)]

@@ -164,3 +164,20 @@ def test_a_second_writer_is_told_who_holds_the_directory(tmp_path: Path) -> None
         holder.communicate()
     with holding(tmp_path):  # the kernel let go with the process
         assert (tmp_path / ".compat-matrix.execute.lock").exists() and os.getpid() > 0
+
+
+def test_a_check_measured_against_another_choice_of_cli_replaces_the_one_before(tmp_path: Path) -> None:
+    """A tolerance or contract cell is one per SDK release and check: its CLI is the harness's
+    choice, and when that choice moves (a control failed there), the new row replaces the old."""
+    data = Dataset(tmp_path / "data")
+
+    def check(cli: str, outcome: str, at: str) -> Row:
+        return row("1.0.0", cli, outcome, at=at, probe="tolerance", mutation="history.unknown-type")
+
+    data.fold(results_with(tmp_path, [check("1.0.60", "lost", "2026-11-01T00:00:00+00:00")], "old"))
+    local = results_with(tmp_path, [check("1.0.61", "surfaced", "2026-12-01T00:00:00+00:00")])
+    rows, _ = Sources(local, data.root).rows()
+    assert [(r.cli_version, r.outcome) for r in rows] == [("1.0.61", "surfaced")]
+    report = data.fold(local)
+    assert [(a.cli_version, b.cli_version) for a, b in report.replaced] == [("1.0.60", "1.0.61")]
+    assert [(r.cli_version, r.outcome) for r in data.read()[0]] == [("1.0.61", "surfaced")]

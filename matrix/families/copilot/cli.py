@@ -9,8 +9,10 @@ prefix. A release installed without its native binary (the registry does not ser
 from __future__ import annotations
 
 import json
+import platform
 import re
 import shlex
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +24,8 @@ from matrix.execute.cache import dir_size
 from matrix.execute.sandbox import sandbox
 from matrix.families.copilot.cli_seed import Seed, make_seed, plant
 
-__all__ = ["CliInstall", "Runtime", "RuntimeSource", "first_runtime", "prepare_cli", "read_launches",
-           "self_reported_version", "write_launcher"]
+__all__ = ["CliInstall", "Runtime", "RuntimeSource", "does_not_start", "first_runtime", "platform_label",
+           "prepare_cli", "read_launches", "self_reported_version", "write_launcher"]
 
 _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
 RUNTIME_FILE = ".compat-matrix-runtime.json"
@@ -54,6 +56,24 @@ class CliInstall:
     # Optional packages (the native binary) the registry does not serve: npm installed the
     # CLI without them and its loader runs the JavaScript fallback.
     not_served: tuple[str, ...] = ()
+
+
+def platform_label() -> str:
+    """This machine as npm's platform packages name it (``linux-x64``)."""
+    machine = platform.machine().lower()
+    return f"{sys.platform}-{ {'x86_64': 'x64', 'amd64': 'x64', 'aarch64': 'arm64'}.get(machine, machine)}"
+
+
+def does_not_start(cli: CliInstall, package: str) -> str | None:
+    """Why no runtime we have starts this CLI release by itself (its own ``--version``, each
+    runtime tried), or None when one does: a fact about the release on this platform, the same
+    for every SDK."""
+    if cli.runtime is not None:
+        return None
+    why = "; ".join(dict.fromkeys(f.split(": ", 1)[-1].strip() for f in cli.runtime_failures.values())) or "no runtime"
+    served = f" ({', '.join(cli.not_served)} not served by the registry)" if cli.not_served else ""
+    return (f"{package} {cli.version} does not start on {platform_label()}: `copilot --version` fails with every "
+            f"Node runtime tried ({', '.join(cli.runtime_failures) or 'none'}): {why[:400]}{served}")
 
 
 def bin_entry(prefix: NpmPrefix) -> Path:

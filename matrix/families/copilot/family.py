@@ -20,12 +20,21 @@ from matrix.execute.environment import Environment
 from matrix.execute.sandbox import install_env
 from matrix.families.base import Context, Family, MakeEnv, Planning
 from matrix.families.copilot import repro
-from matrix.families.copilot.cli import CliInstall, Runtime, RuntimeSource, prepare_cli, self_reported_version
-from matrix.families.copilot.handshake import HandshakeCell
-from matrix.families.copilot.shim import RULES
-from matrix.model import NO_CLI, Cell, Row
+from matrix.families.copilot.cli import (
+    CliInstall,
+    Runtime,
+    RuntimeSource,
+    does_not_start,
+    prepare_cli,
+    self_reported_version,
+)
+from matrix.families.copilot.handshake import HandshakeCell, cli_does_not_start_row
+from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
+from matrix.model import NO_CLI, Cell, Outcome, Row
 from matrix.probes.verdict import LEFT_RUNNING
 from matrix.versions import sort_key
+
+RETRIED = (Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value)  # not verdicts: run where they were
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +71,24 @@ def prepared_cli(prefix: NpmPrefix, ctx: Context) -> CliInstall:
                     lambda: prepare_cli(prefix, runtimes(ctx), ctx.scratch, timeout=ctx.settings.probe_timeout))
 
 
+def _control_target(order: list[str], control: Row | None) -> tuple[str | None, str | None]:
+    """Where a kind of rule is measured, from its control so far: (CLI, None) when its control
+    passed there (or cannot apply to this SDK: the rules record why themselves); (CLI, "next")
+    to run the control there next; (None, reason) when there is nothing to judge against."""
+    if not order:
+        return None, "no CLI version in the matrix is compatible with this SDK version"
+    if control is None or control.cli_version not in order or control.outcome in RETRIED:
+        return order[0] if control is None or control.cli_version not in order else control.cli_version, "next"
+    if control.outcome in (Outcome.PASSED.value, Outcome.NOT_APPLICABLE.value):
+        return control.cli_version, None
+    at = order.index(control.cli_version)
+    if at + 1 < len(order):
+        return order[at + 1], "next"
+    return None, (f"the control (the same steps with nothing mutated) fails against every CLI release this SDK "
+                  f"release works with ({len(order)}, newest first; the last, {control.cli_version}: "
+                  f"{control.error_message or control.outcome})")[:1500]
+
+
 def _works(row: Row) -> bool:
     """Connected and answered: compatible, or degraded only by what stop() left running (the
     session works all the same)."""
@@ -91,21 +118,39 @@ class CopilotFamily(Family):
         return []
 
     def _tolerance_cells(self, planning: Planning) -> list[Cell]:
-        """One cell per SDK version and rule, against the CLI its tolerance was measured with
-        before (the history keeps its cells), else the newest CLI that SDK version works
-        with. An SDK version with none gets cells against ``NO_CLI``, recorded not-applicable."""
+        """Per SDK version and kind of rule, its control first (the same steps with nothing
+        mutated), then the rules against the CLI where the control passed. The CLI tried first
+        is the one its tolerance was measured with before (the history keeps its cells), else
+        the newest CLI that SDK version works with; where the control fails, the next newest,
+        one per round (the phase is planned again after each). An SDK version with no CLI, or
+        none whose control passes, gets its rules against ``NO_CLI``, recorded not-applicable
+        with the reason."""
         works: dict[str, list[str]] = {}
         before: dict[str, str] = {}
+        controls: dict[tuple[str, str], Row] = {}
         for r in planning.rows:
             if r.family != self.name:
                 continue
             if r.probe == "handshake" and _works(r) and r.cli_version in planning.cli_versions:
                 works.setdefault(r.sdk_version, []).append(r.cli_version)
+            elif r.probe == "tolerance" and r.mutation in CONTROL_DESCRIPTIONS:
+                controls[(r.sdk_version, r.mutation)] = r
             elif r.probe == "tolerance" and r.cli_version != NO_CLI:
                 before[r.sdk_version] = max(before.get(r.sdk_version, r.cli_version), r.cli_version, key=sort_key)
-        target = {sdk: before.get(sdk) or (max(works[sdk], key=sort_key) if sdk in works else NO_CLI)
-                  for sdk in planning.sdk_versions}
-        return [Cell(self.name, sdk, target[sdk], "tolerance", rule) for sdk in planning.sdk_versions for rule in RULES]
+        cells: list[Cell] = []
+        for sdk in planning.sdk_versions:
+            newest_first = sorted(works.get(sdk, []), key=sort_key, reverse=True)
+            order = list(dict.fromkeys([*([before[sdk]] if before.get(sdk) in newest_first else []), *newest_first]))
+            for control in CONTROL_DESCRIPTIONS:
+                rules = [r for r in RULES if control_of(r) == control]
+                cli, why = _control_target(order, controls.get((sdk, control)))
+                if cli is None:
+                    cells += [Cell(self.name, sdk, NO_CLI, "tolerance", rule, why=why or "") for rule in rules]
+                    continue
+                cells.append(Cell(self.name, sdk, cli, "tolerance", control))
+                if why is None:  # passed there
+                    cells += [Cell(self.name, sdk, cli, "tolerance", rule) for rule in rules]
+        return cells
 
     def _contract_cells(self, planning: Planning) -> list[Cell]:
         """One cell per SDK version: the newest CLI its handshake failed against as it should
@@ -144,12 +189,16 @@ class CopilotFamily(Family):
             raise UserError(f"{cell.family} {cell.probe} needs a CLI")  # planned only with NO_CLI, never measured
         assert isinstance(other, NpmPrefix)
         cli = prepared_cli(other, ctx)
+        dead = does_not_start(cli, self.cli_package)
+        if dead is not None:
+            return cli_does_not_start_row(cell, cli, dead)
         runtime = cli.runtime or runtimes(ctx)[-1].get()
         hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, ctx.settings.probe_timeout,
                            ctx.settings.call_timeout, ctx.settings.grace, ctx.scratch, use_shim=ctx.through_shim,
                            warm=ctx.warm, dead_cli=ctx.settings.dead_cli, leak=ctx.settings.leak,
                            launcher=not ctx.direct_cli, preload=self.preload,
-                           cli_says=functools.partial(self._cli_says, cli, runtime, ctx))
+                           cli_says=functools.partial(self._cli_says, cli, runtime, ctx),
+                           stops=ctx.settings.stops, stops_max=ctx.settings.stops_max, working=ctx.working)
         return self.run(cell, hs, sdk, cli, runtime, ctx)
 
     @abstractmethod

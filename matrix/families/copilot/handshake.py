@@ -16,11 +16,16 @@ from matrix.execute.forkserver import ForkServers
 from matrix.execute.redaction import process_label, redact, strip_paths
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.model import Outcome, Row
+from matrix.families.copilot.handshake_verdict import classify_handshake, combine_stops, needs_another, stop_seconds
+from matrix.model import Cell, Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop, grade_message
 
-__all__ = ["HandshakeCell", "build_row", "redact"]
+__all__ = ["DOES_NOT_START", "Attempt", "HandshakeCell", "build_row", "cli_does_not_start_row", "measure_handshake",
+           "redact"]
+
+DOES_NOT_START = "CliDoesNotStart"  # the error type of a cell whose CLI release starts for no SDK here
+
 
 @dataclass(frozen=True)
 class HandshakeCell:
@@ -40,6 +45,10 @@ class HandshakeCell:
     preload: tuple[str, ...] = ()  # Python SDKs: what a warm server imports once per release
     # What this cell's CLI says its version is when asked with no SDK (asked only if needed).
     cli_says: Callable[[], str | None] | None = field(default=None, compare=False)
+    stops: int = 1  # see CellSettings.stops
+    stops_max: int = 1
+    # Called before each repeated measurement (Context.working: wait for a CPU slot again).
+    working: Callable[[], None] = field(default=lambda: None, compare=False)
 
     def python_agent(self, venv: UvVenv) -> AgentCommand:
         return python_agent(venv, self.warm, self.preload)
@@ -129,3 +138,58 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of a family's handshake agent, and what the row adds from it."""
+
+    run: AgentRun
+    extra: dict[str, Any] = field(default_factory=dict)
+    verdict: Verdict | None = None  # set: decided without the agent's report (a build failure)
+
+
+def measure_handshake(cell: HandshakeCell, once: Callable[[], Attempt], runtime: Runtime, cli: CliInstall) -> Row:
+    """The handshake row of ``cell``: the agent run once and, when the SDK connected, again until
+    its stop() has been measured ``cell.stops`` times (up to ``cell.stops_max`` where the stops
+    disagree). What stop() leaves behind is a race in some releases: the row keeps every stop
+    (``stops``) and every outcome (``repeats``), and its verdict is the worst seen."""
+    attempts: list[Attempt] = []
+    verdicts: list[Verdict] = []
+    stops: list[float | None] = []
+    while not attempts or needs_another([v.outcome for v in verdicts], stops, cell.stops, cell.stops_max):
+        if attempts:
+            cell.working()
+        attempt = once()
+        verdict = attempt.verdict or classify_handshake(attempt.run.report, attempt.run.result,
+                                                        cell.expected_cli(attempt.run), attempt.run.launches)
+        if attempt.run.seed_modified:
+            verdict = Verdict(Outcome.HARNESS_ERROR, ErrorInfo("SharedStateModified", "see build_row"))
+        attempts.append(attempt)
+        verdicts.append(verdict)
+        measured, seconds = stop_seconds(attempt.run.report)
+        if measured:
+            stops.append(seconds)
+    verdict, shown = combine_stops(verdicts, [a.run.report for a in attempts])
+    row = build_row(cell, "handshake", "", attempts[shown].run, verdict, runtime, cli, extra=attempts[shown].extra)
+    if len(attempts) == 1:
+        return row
+    leaking = next((a for a in attempts if stop_seconds(a.run.report) == (True, None)), None)
+    gone = after_stop(leaking.run.report) if leaking is not None and not row.leaked else None
+    seen = [str(v.outcome) for v in verdicts]
+    return row.model_copy(update={
+        "repeats": seen, "flaky": len(set(seen)) > 1, "stops": stops,
+        "seconds": round(sum(a.run.result.elapsed for a in attempts), 3),
+        **({"leaked": [process_label(c) for c in gone.get("leaked") or []]} if gone else {})})
+
+
+def cli_does_not_start_row(cell: Cell, cli: CliInstall, why: str) -> Row:
+    """A cell of a CLI release that does not start by itself on this machine: not-applicable,
+    with the CLI's own failure, and no SDK run (none could use it; it is a fact about the CLI)."""
+    return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version, probe=cell.probe,
+               mutation=cell.mutation, outcome=Outcome.NOT_APPLICABLE.value, error_type=DOES_NOT_START,
+               error_message=redact(why),
+               detail={"runtime_failures": {k: redact(v) for k, v in cli.runtime_failures.items()},
+                       "optional_not_served": list(cli.not_served)},
+               harness_version=rules_version(cell.probe), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+               host=socket.gethostname())

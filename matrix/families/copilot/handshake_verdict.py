@@ -12,7 +12,7 @@ from matrix.model import Outcome
 from matrix.probes.report import AgentReport, ErrorInfo, Step
 from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop
 
-__all__ = ["classify_handshake"]
+__all__ = ["CONNECTED", "classify_handshake", "combine_stops", "needs_another", "stop_seconds"]
 
 # The SDK explains a version/protocol mismatch.
 _REFUSAL = re.compile(
@@ -130,3 +130,65 @@ def _classify(report: AgentReport | None, res: Result, intended_cli: str, launch
     if uncaught:  # everything answered, but the SDK threw where the application cannot catch it
         return Verdict(Outcome.DEGRADED, ErrorInfo("UncaughtError", str(uncaught[0])[:1500]), {"phase": "uncaught"})
     return Verdict(Outcome.COMPATIBLE)
+
+
+# Worst last: a cell measured several times has the verdict of its worst measurement (what a
+# user can hit), with how often each was seen.
+_SEVERITY = (Outcome.COMPATIBLE, Outcome.DEGRADED, Outcome.REFUSED, Outcome.LAUNCH_FAILED, Outcome.CRASHED,
+             Outcome.HANG, Outcome.HARNESS_ERROR)
+CONNECTED = (Outcome.COMPATIBLE, Outcome.DEGRADED)
+
+
+def stop_seconds(report: AgentReport | None) -> tuple[bool, float | None]:
+    """(measured, seconds after stop() until everything the SDK started was gone; None: some
+    process outlived the wait)."""
+    gone = after_stop(report)
+    if gone is None:
+        return False, None
+    if gone.get("leaked"):
+        return True, None
+    seconds = gone.get("exit_after_stop_seconds")
+    return True, float(seconds) if isinstance(seconds, int | float) else 0.0
+
+
+def needs_another(outcomes: list[Outcome], stops: list[float | None], least: int, most: int) -> bool:
+    """Whether a connected cell measures its stop once more: until ``least`` stops, and up to
+    ``most`` where they disagree (some left a process running, some did not, or the outcomes
+    differ). A harness error ends the series: the cell is measured again next run."""
+    if not outcomes or outcomes[0] not in CONNECTED or Outcome.HARNESS_ERROR in outcomes:
+        return False
+    if len(outcomes) < least:
+        return True
+    if len(outcomes) >= most:
+        return False
+    left = stops.count(None)
+    return len(set(outcomes)) > 1 or 0 < left < len(stops)
+
+
+def combine_stops(verdicts: list[Verdict], reports: list[AgentReport | None]) -> tuple[Verdict, int]:
+    """One verdict for a cell measured several times, and the index of the measurement whose
+    evidence it shows: the worst outcome seen, its error, and how many of the stops left a
+    process running ("in 2 of 5 stops"), also where the worst is another failure."""
+    assert verdicts and len(verdicts) == len(reports)
+    worst = max(range(len(verdicts)), key=lambda i: (_SEVERITY.index(verdicts[i].outcome)
+                                                     if verdicts[i].outcome in _SEVERITY else 0, -i))
+    verdict = verdicts[worst]
+    if len(verdicts) == 1 or verdict.outcome == Outcome.HARNESS_ERROR:
+        return verdict, worst
+    measured = [stop_seconds(r) for r in reports]
+    stops = [s for ok, s in measured if ok]
+    left = [i for i, (ok, s) in enumerate(measured) if ok and s is None]
+    if not left:
+        return verdict, worst
+    gone = after_stop(reports[left[0]]) or {}
+    what = process_label(str((gone.get("leaked") or ["a process"])[0]))
+    rate = f"in {len(left)} of {len(stops)} stops"
+    wait = float(gone.get("wait") or 0)
+    if verdict.outcome == Outcome.COMPATIBLE or (verdict.error is not None and verdict.error.type == LEFT_RUNNING):
+        error = ErrorInfo(LEFT_RUNNING, f"left {what} running after stop() {rate} (still alive {wait:g} s after "
+                                        "stop() returned)")
+        return Verdict(Outcome.DEGRADED, error, {"phase": "after stop"}, verdict.wrong_cli), left[0]
+    assert verdict.error is not None
+    error = ErrorInfo(verdict.error.type, f"{verdict.error.message}; and left {what} running after stop() {rate}",
+                      verdict.error.module, verdict.error.traceback, verdict.error.timeout)
+    return Verdict(verdict.outcome, error, verdict.detail, verdict.wrong_cli), worst

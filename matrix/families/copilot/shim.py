@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["RULES", "Frame", "Mutator", "Rule", "encode", "read_frame"]
+__all__ = ["CONTROLS", "CONTROL_DESCRIPTIONS", "RULES", "Frame", "Mutator", "Rule", "control_of", "encode",
+           "read_frame"]
 
 Message = dict[str, Any]
 
@@ -66,6 +67,24 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "A JSON-RPC request (with an id) from the CLI for a method no SDK knows, right after the handshake: the "
          "SDK must answer it (method not found, -32601), or the CLI waits for an answer forever."),
 )}
+
+# Each rule's control: the same steps with nothing mutated (the well-formed events still sent),
+# run first against the same CLI. A rule is judged only where its control passes: a CLI whose
+# own unmutated traffic the SDK already cannot handle says nothing about the mutation.
+CONTROLS: dict[str, str] = {"result": "result.control", "notification": "result.control",
+                            "request": "result.control", "event": "event.control", "history": "history.control"}
+CONTROL_DESCRIPTIONS: dict[str, str] = {
+    "result.control": "The handshake, ping and status calls with nothing mutated or injected.",
+    "event.control": "A real session with only the well-formed event the event rules send after the mutated one.",
+    "history.control": "A session's stored events read back with only the well-formed event the history rules "
+                       "append after the mutated one.",
+}
+
+
+def control_of(rule: str) -> str:
+    """The control a rule is judged against."""
+    return CONTROLS[RULES[rule].category]
+
 
 HANDSHAKE_METHODS = ("connect", "ping")
 RESULT_METHODS = ("connect", "ping", "status.get")
@@ -128,8 +147,8 @@ class Mutator:
     """Decides, per message from the CLI, what the SDK receives instead (or in addition)."""
 
     def __init__(self, rule: str | None) -> None:
-        if rule is not None and rule not in RULES:
-            raise ValueError(f"unknown rule {rule!r}; valid: {', '.join(RULES)}")
+        if rule is not None and rule not in RULES and rule not in CONTROL_DESCRIPTIONS:
+            raise ValueError(f"unknown rule {rule!r}; valid: {', '.join([*RULES, *CONTROL_DESCRIPTIONS])}")
         self.rule = rule
         self.methods: dict[Any, str] = {}  # request id -> method, from the SDK's requests
         self.injected = False
@@ -149,9 +168,11 @@ class Mutator:
     def to_sdk(self, msg: Message) -> list[Message] | None:
         """Messages to send instead of ``msg``; None to relay it unchanged."""
         rule = self.rule
-        if rule is None:
+        if rule is None or rule == "result.control":
             return None
         method = self.methods.get(msg.get("id")) if "result" in msg else None
+        if rule in CONTROL_DESCRIPTIONS:
+            return self._control(msg, rule, method)
         result = msg.get("result")
         if rule == "result.extra-field" and method in RESULT_METHODS and isinstance(result, dict):
             self.applied.append(f"{method}: +{UNKNOWN_FIELD}")
@@ -179,6 +200,23 @@ class Mutator:
             return self._history(msg, rule, method)
         if RULES[rule].needs_session:
             return self._event(msg, rule, method)
+        return None
+
+    def _control(self, msg: Message, rule: str, method: str | None) -> list[Message] | None:
+        """The well-formed event a rule sends after its mutated one, alone."""
+        result = msg.get("result")
+        if rule == "history.control":
+            if method != HISTORY_METHOD or not isinstance(result, dict) or not isinstance(result.get("events"), list):
+                return None
+            self.applied.append(f"{HISTORY_METHOD}: +canary only")
+            return [{**msg, "result": {**result, "events": [*result["events"], canary("")["event"]]}}]
+        if method == "session.create" and isinstance(result, dict) and not self.injected:
+            session_id = result.get("sessionId")
+            if session_id is None:
+                return None
+            self.injected = True
+            self.applied.append("after session.create: canary only")
+            self.later = [(EVENT_DELAY + 0.5, _note(canary(str(session_id))))]
         return None
 
     def _history(self, msg: Message, rule: str, method: str | None) -> list[Message] | None:

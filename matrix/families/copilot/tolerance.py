@@ -10,7 +10,14 @@ from matrix.execute.storage import ensure_room
 from matrix.families.copilot.agent_run import AgentCommand, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell, build_row
-from matrix.families.copilot.tolerance_verdict import classify_tolerance, injected_answer, shim_applied, transcript_cut
+from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS
+from matrix.families.copilot.tolerance_verdict import (
+    classify_control,
+    classify_tolerance,
+    injected_answer,
+    shim_applied,
+    transcript_cut,
+)
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
@@ -29,7 +36,11 @@ def run_tolerance(agent: Path | None, command: AgentCommand, agent_cfg: dict[str
     cfg = {"step_timeout": cell.call_timeout, "rule": rule, "event_wait": 6, **agent_cfg}
     run = run_agent(agent, cfg, command, cli, runtime, cell.probe_timeout, cell.grace, cell.scratch, reaper,
                     shim_rule=rule, use_shim=True, transcript=transcript)
-    verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript), injected_answer(transcript))
+    if rule in CONTROL_DESCRIPTIONS:
+        verdict = classify_control(run.report, run.result, rule, shim_applied(transcript))
+    else:
+        verdict = classify_tolerance(run.report, run.result, rule, shim_applied(transcript),
+                                     injected_answer(transcript))
     if transcript_cut(transcript):
         ensure_room(transcript.parent)  # a full disk ends the run here; otherwise the cell is ours to redo
         verdict = Verdict(Outcome.HARNESS_ERROR, ErrorInfo(

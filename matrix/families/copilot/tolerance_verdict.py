@@ -15,13 +15,15 @@ from matrix.model import Outcome
 from matrix.probes.report import AgentReport, ErrorInfo
 from matrix.probes.verdict import Verdict, unmeasured
 
-__all__ = ["classify_tolerance", "injected_answer", "shim_applied", "transcript_cut"]
+__all__ = ["classify_control", "classify_tolerance", "injected_answer", "shim_applied", "transcript_cut"]
 
 # For each known-type event rule: the event type the application should still get.
 _TYPED = {"event.extra-field": "session.info", "event.unknown-enum-value": "system.message",
           "field.type-change": "system.message", "history.extra-field": "session.info",
           "history.unknown-enum-value": "system.message"}
 METHOD_NOT_FOUND = -32601
+# The steps some rule is judged by (a control must pass them): closing and stopping are not.
+_JUDGED_STEPS = ("start", "create_session", "ping", "get_status", "get_history")
 
 
 def _entries(transcript: Path) -> list[dict[str, Any]] | None:
@@ -131,8 +133,8 @@ def classify_tolerance(report: AgentReport | None, res: Result, rule: str, appli
             return Verdict(Outcome.HARNESS_ERROR, ErrorInfo("MissingStep", "the agent never read the history back"),
                            detail)
         if not history.ok:
-            # The call the application made failed as a whole: every stored event is lost to it.
-            return Verdict(Outcome.LOST, history.error, {**detail, "phase": "get_history"})
+            # The call the application made raised: it gets an exception and none of its history.
+            return Verdict(Outcome.FATAL, history.error, {**detail, "phase": "get_history"})
         if not seen.get("canary"):
             return Verdict(Outcome.LOST, ErrorInfo(
                 "EventsCut", "the history came back without the well-formed event stored after the mutated one"),
@@ -179,3 +181,26 @@ def _request(answer: dict[str, Any] | None, detail: dict[str, Any]) -> Verdict:
             "AnsweredAsKnown", "the SDK answered with a result, as if it knew the method"), detail)
     return Verdict(Outcome.DOWNGRADED, ErrorInfo(
         "WrongError", f"the SDK answered with error code {code!r}, not {METHOD_NOT_FOUND} (method not found)"), detail)
+
+
+def classify_control(report: AgentReport | None, res: Result, control: str, applied: list[str] | None) -> Verdict:
+    """A control passes when every step the rules of its kind judge worked with nothing
+    mutated: the calls answered, the well-formed event (or stored event) reached the
+    application, and nothing was reported to a loop's exception handler or a logger (the
+    evidence a notification rule is judged by)."""
+    early = unmeasured(report, res)
+    if early is not None:
+        return early
+    assert report is not None
+    detail: dict[str, Any] = {"applied": applied, "evidence": _evidence(report)[:10]}
+    for step in report.steps:
+        if step.name in _JUDGED_STEPS and not step.ok:
+            return Verdict(Outcome.FAILED, step.error, {**detail, "phase": step.name})
+    seen = report.extra.get("observed") or {}
+    if control != "result.control" and not seen.get("canary"):
+        where = "the history read back" if control == "history.control" else "the session's events"
+        return Verdict(Outcome.FAILED, ErrorInfo("EventsCut", f"the well-formed event never reached the application "
+                                                              f"({where})"), detail)
+    if detail["evidence"]:
+        return Verdict(Outcome.FAILED, ErrorInfo("Evidence", str(detail["evidence"][0])), detail)
+    return Verdict(Outcome.PASSED, None, detail)

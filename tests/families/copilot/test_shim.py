@@ -149,3 +149,29 @@ def test_relay_process_is_transparent_and_records(tmp_path: Path) -> None:
     entries = [json.loads(line) for line in transcript.read_text().splitlines()]
     dirs = [e["dir"] for e in entries if e["dir"] != "shim"]
     assert dirs.count("sdk->cli") == 2 and dirs.count("cli->sdk") == 2
+
+
+def test_the_event_control_sends_only_the_well_formed_event() -> None:
+    m = Mutator("event.control")
+    m.seen_request({"id": 3, "method": "session.create"})
+    assert m.to_sdk({"id": 3, "result": {"sessionId": "s-1"}}) is None
+    [(_, only)] = m.later
+    assert only["params"]["event"]["id"] == shim.CANARY_EVENT_ID and m.applied == ["after session.create: canary only"]
+
+
+def test_the_history_control_appends_only_the_well_formed_event() -> None:
+    m = Mutator("history.control")
+    m.seen_request({"id": 4, "method": "session.getMessages"})
+    stored = {"id": "e1", "type": "session.start", "data": {}}
+    out = m.to_sdk({"id": 4, "result": {"events": [stored]}})
+    assert out is not None and [e["id"] for e in out[0]["result"]["events"]] == ["e1", shim.CANARY_EVENT_ID]
+
+
+def test_the_result_control_relays_everything_unchanged() -> None:
+    m = Mutator("result.control")
+    m.seen_request({"id": 1, "method": "connect"})
+    assert m.to_sdk({"id": 1, "result": {"taskKinds": ["agent"]}}) is None and m.applied == [] and m.later == []
+
+
+def test_every_rule_has_a_control() -> None:
+    assert {shim.control_of(r) for r in RULES} == set(shim.CONTROL_DESCRIPTIONS)

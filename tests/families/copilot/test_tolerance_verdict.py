@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from matrix.execute.proc import Result
-from matrix.families.copilot.tolerance_verdict import classify_tolerance, injected_answer, shim_applied
+from matrix.families.copilot.tolerance_verdict import (
+    classify_control,
+    classify_tolerance,
+    injected_answer,
+    shim_applied,
+)
 from matrix.model import Outcome
 from matrix.probes.report import AGENT_REPORT_PREFIX, parse_report
 
@@ -110,13 +115,42 @@ def test_history_is_judged_on_what_the_call_returned(rule: str, observed: dict, 
     assert outcome(rule, observed, steps=HISTORY_STEPS) == expected
 
 
-def test_a_history_call_that_fails_on_one_event_loses_them_all_and_the_client_lives_on() -> None:
+def test_a_history_call_that_raises_on_one_event_is_fatal_to_the_application() -> None:
+    # The application gets an exception and none of its history (github-copilot-sdk 1.0.27).
     failed = [{**s, "ok": False, "error": {"type": "ValueError", "message": "'x' is not a valid SystemMessageRole"}}
               if s["name"] == "get_history" else s for s in HISTORY_STEPS]
-    assert outcome("history.unknown-enum-value", {}, steps=failed) == Outcome.LOST
+    assert outcome("history.unknown-enum-value", {}, steps=failed) == Outcome.FATAL
     dead = [{**s, "ok": False, "error": {"type": "ConnectionError", "message": "gone"}}
             if s["name"] in ("get_history", "ping") else s for s in HISTORY_STEPS]
     assert outcome("history.unknown-enum-value", {}, steps=dead) == Outcome.FATAL
+
+
+def control(name: str, observed: dict, loop_errors: list[str] | None = None,
+            steps: list[dict] | None = None) -> Outcome:
+    doc = {"schema": 1, "steps": steps or OK_STEPS, "observed": observed, "loop_errors": loop_errors or []}
+    stdout = AGENT_REPORT_PREFIX + json.dumps(doc)
+    return classify_control(parse_report(stdout), Result(("python",), 0, stdout, "", 0.0, 1.0, False), name,
+                            []).outcome
+
+
+def test_a_control_passes_when_the_unmutated_steps_work() -> None:
+    assert control("result.control", {}) == Outcome.PASSED
+    assert control("event.control", {"canary": True}) == Outcome.PASSED
+    assert control("history.control", {"canary": True}, steps=HISTORY_STEPS) == Outcome.PASSED
+
+
+def test_a_control_fails_on_what_a_rule_of_its_kind_would_be_judged_by() -> None:
+    # The CLI's own stored session.start cannot be read back (0.1.10-0.1.14 against 0.0.388).
+    raising = [{**s, "ok": False, "error": {"type": "AssertionError", "message": ""}}
+               if s["name"] == "get_history" else s for s in HISTORY_STEPS]
+    assert control("history.control", {}, steps=raising) == Outcome.FAILED
+    assert control("event.control", {"canary": False}) == Outcome.FAILED
+    # A decode error of the CLI's own event would be read as the mutation's by a notification rule.
+    assert control("result.control", {}, [LOOP_ERROR]) == Outcome.FAILED
+    # Stopping is judged by the handshake, not by any rule.
+    stop_failed = [{**s, "ok": False, "error": {"type": "StopError", "message": "x"}} if s["name"] == "stop" else s
+                   for s in OK_STEPS]
+    assert control("result.control", {}, steps=stop_failed) == Outcome.PASSED
 
 
 def _answer(transcript: Path, *entries: dict) -> dict | None:

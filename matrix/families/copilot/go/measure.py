@@ -10,8 +10,7 @@ from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.go.environment import GoAgent
-from matrix.families.copilot.handshake import HandshakeCell, build_row
-from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
 from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
@@ -35,13 +34,16 @@ def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runti
     ``crashed`` with the compiler's messages (the SDK's API changed under the agent)."""
     if agent.build_errors is not None:
         return compile_error_row(cell, "handshake", "", agent, cli, runtime)
-    run = cell.run_agent(None, AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.module_dir)
-    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
-    extra: dict[str, Any] = {"go_variant": (agent.location / "variant.txt").read_text()
-                             if (agent.location / "variant.txt").exists() else None}
-    if run.report:
-        extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"))
-    return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)
+    variant = agent.location / "variant.txt"
+
+    def once() -> Attempt:
+        run = cell.run_agent(None, AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.module_dir)
+        extra: dict[str, Any] = {"go_variant": variant.read_text() if variant.exists() else None}
+        if run.report:
+            extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"))
+        return Attempt(run, extra)
+
+    return measure_handshake(cell, once, runtime, cli)
 
 
 def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliInstall, runtime: Runtime,

@@ -9,8 +9,7 @@ from typing import Any
 from matrix.execute import proc
 from matrix.families.copilot.agent_run import node_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.handshake import HandshakeCell, build_row
-from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
 from matrix.families.copilot.node.sdk import AGENTS, NodeSdk
 from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Row
@@ -20,14 +19,16 @@ __all__ = ["run_node_handshake", "run_node_tolerance"]
 
 def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
                        reaper: proc.Reaper | None = None) -> Row:
-    run = cell.run_agent(AGENTS / "copilot_node_handshake.mjs", node_agent(sdk.runtime.node), cli, runtime, reaper,
-                         sdk_dir=str(sdk.package_dir))
-    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
-    extra: dict[str, Any] = {"sdk_runtime": sdk.runtime.label, "sdk_import_failures": sdk.import_failures}
-    if run.report:
-        extra.update(spawned=run.report.launched[:5], uncaught=(run.report.extra.get("uncaught") or [])[:5],
-                     ping_protocol=run.report.extra.get("ping_protocol"))
-    return build_row(cell, "handshake", "", run, verdict, runtime, cli, extra=extra)
+    def once() -> Attempt:
+        run = cell.run_agent(AGENTS / "copilot_node_handshake.mjs", node_agent(sdk.runtime.node), cli, runtime,
+                             reaper, sdk_dir=str(sdk.package_dir))
+        extra: dict[str, Any] = {"sdk_runtime": sdk.runtime.label, "sdk_import_failures": sdk.import_failures}
+        if run.report:
+            extra.update(spawned=run.report.launched[:5], uncaught=(run.report.extra.get("uncaught") or [])[:5],
+                         ping_protocol=run.report.extra.get("ping_protocol"))
+        return Attempt(run, extra)
+
+    return measure_handshake(cell, once, runtime, cli)
 
 
 def run_node_tolerance(cell: HandshakeCell, rule: str, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,

@@ -7,8 +7,7 @@ from pathlib import Path
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.handshake import HandshakeCell, build_row
-from matrix.families.copilot.handshake_verdict import classify_handshake
+from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
 from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Row
 
@@ -21,9 +20,11 @@ def run_python_handshake(
     cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime,
     reaper: proc.Reaper | None = None,
 ) -> Row:
-    run = cell.run_agent(AGENTS / "copilot_python_handshake.py", cell.python_agent(venv), cli, runtime, reaper)
-    verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
-    return build_row(cell, "handshake", "", run, verdict, runtime, cli)
+    def once() -> Attempt:
+        return Attempt(cell.run_agent(AGENTS / "copilot_python_handshake.py", cell.python_agent(venv), cli, runtime,
+                                      reaper))
+
+    return measure_handshake(cell, once, runtime, cli)
 
 
 def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliInstall, runtime: Runtime,
