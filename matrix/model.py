@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["HANDSHAKE_OUTCOMES", "NO_CLI", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell",
-           "CellSettings", "Outcome", "Row"]
+__all__ = ["CONTROL_SUFFIX", "HANDSHAKE_OUTCOMES", "NO_CLI", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES",
+           "Cell", "CellSettings", "Outcome", "Row"]
 
 
 class Outcome(StrEnum):
@@ -112,6 +112,7 @@ class Cell:
 
 
 NO_CLI = "none"  # the other side of a cell that has none to run against (recorded not-applicable)
+CONTROL_SUFFIX = ".control"  # a check's control: its steps with nothing mutated (see Row.slot)
 
 
 @dataclass(frozen=True)
@@ -180,11 +181,13 @@ class Row(BaseModel):
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
 
     def slot(self) -> tuple[str, str, str, str, str]:
-        """What one stored row stands for: a handshake, one pair of releases; any other check,
-        one per SDK release (its other side is chosen by the harness, and the newest
-        measurement replaces one made against another choice)."""
-        return self.key() if self.probe == "handshake" else (self.family, self.sdk_version, "", self.probe,
-                                                              self.mutation)
+        """What one stored row stands for: a handshake or a control (``*.control``: a check's
+        steps with nothing mutated, run to choose where the check is judged), one pair of
+        releases; any other check, one per SDK release (its other side is chosen by the
+        harness, and the newest measurement replaces one made against another choice)."""
+        if self.probe == "handshake" or self.mutation.endswith(CONTROL_SUFFIX):
+            return self.key()
+        return (self.family, self.sdk_version, "", self.probe, self.mutation)
 
     def to_json(self) -> str:
         """One line, keys sorted: the stored form."""

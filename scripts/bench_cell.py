@@ -25,10 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.sandbox import sandbox
 from matrix.families.copilot.cli_seed import Seed, plant
+from matrix.families.copilot.family import prepared_cli
+from matrix.families.registry import FAMILIES
 from matrix.families.copilot.shim import encode, read_frame
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
@@ -73,7 +76,9 @@ def bench(runner: Runner, sdk: str, cli_version: str, repeat: int, scratch: Path
     cell = Cell("copilot-python", sdk, cli_version, "handshake")
     first = runner.measure(cell)  # installs, finds the runtime, starts the warm server; not timed
     assert first is not None, "interrupted"
-    cli = runner.prepared_cli(cli_version)
+    _, prefix = FAMILIES[cell.family].environments(cell, runner.make)
+    assert isinstance(prefix, NpmPrefix)
+    cli = prepared_cli(prefix, runner)
     assert cli.runtime is not None, f"no runtime starts CLI {cli_version}"
     harness, raw, harness_cpu, raw_cpu = [], [], [], []
     for _ in range(repeat):

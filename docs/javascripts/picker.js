@@ -14,6 +14,12 @@
     const other = side === "sdk" ? fam.other : fam.sdk;
     const install = INSTALL[other.ecosystem] || ((s) => s);
     const lines = [];
+    // A release whose every cell is not-applicable for one reason (a CLI that does not start on
+    // this platform for any SDK): that reason is the answer, once, not a failure per release.
+    const reasons = new Set(doc.cells.map((c) => (c.outcome === "not-applicable" ? c.error : null)));
+    if (doc.cells.length && reasons.size === 1 && !reasons.has(null) && !reasons.has(undefined)) {
+      lines.push(`<p><strong>${esc([...reasons][0])}</strong></p>`);
+    }
     if (doc.works_with.length) {
       const any = doc.works_with_spans.length > 1 ? " (any one of these ranges)" : "";
       lines.push(`<p>Measured to work with <strong>${esc(other.package)}</strong>${any}:</p><pre><code>${doc.works_with.map((s) => esc(install(s))).join("\n")}</code></pre>`);

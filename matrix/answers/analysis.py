@@ -6,7 +6,7 @@ measured only as an infra/harness error, is unknown and never counted as working
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -15,13 +15,13 @@ import pandas as pd
 from matrix.ecosystems import Run, get
 from matrix.families.registry import FAMILIES
 from matrix.model import Outcome
-from matrix.probes.verdict import LEFT_RUNNING
+from matrix.probes.verdict import DOES_NOT_START, LEFT_RUNNING
 from matrix.versions import sorted_versions
 
 T = TypeVar("T")
 
-__all__ = ["Range", "after_stop_text", "handshake", "leak_ranges", "leaves_running", "pin_lines", "ranges",
-           "working_ranges"]
+__all__ = ["Range", "after_stop_text", "does_not_start", "handshake", "leak_ranges", "leaves_running", "pin_lines",
+           "ranges", "stop_rate", "working_ranges"]
 
 WORKS = {Outcome.COMPATIBLE.value}
 CONNECTS = {Outcome.COMPATIBLE.value, Outcome.DEGRADED.value}
@@ -33,10 +33,45 @@ def leaves_running(frame: pd.DataFrame) -> pd.Series:
     return (frame["outcome"] == Outcome.DEGRADED.value) & (frame["error_type"] == LEFT_RUNNING)
 
 
-def after_stop_text(leaked: object, seconds: object) -> str:
-    """What stop() left, in a few words: "left copilot running", "gone in 0.31 s", or ""."""
+def does_not_start(frame: pd.DataFrame, family: str, cli: str) -> str | None:
+    """Why a release of the other side starts for no SDK release on this machine (every one of
+    its cells says so), or None."""
+    rows = release_rows(frame, family, "cli_version", cli)
+    if rows.empty or not (rows["error_type"] == DOES_NOT_START).all():
+        return None
+    full = handshake(frame, family)
+    hit = full[(full["cli_version"] == cli) & (full["error_type"] == DOES_NOT_START)]["error_message"]
+    return str(hit.iloc[0]) if not hit.empty else None
+
+
+def stop_rate(stops: object) -> tuple[int, int]:
+    """(stops that left a process running, stops measured) of a row's ``stops``."""
+    if not isinstance(stops, (list, tuple)) or not stops:
+        return 0, 0
+    return sum(1 for s in stops if not isinstance(s, (int, float)) or s != s), len(stops)
+
+
+def _spread(stops: Sequence[object]) -> str:
+    gone = sorted(float(s) for s in stops if isinstance(s, (int, float)) and s == s)
+    if not gone:
+        return ""
+    return f"{gone[0]:.2f} s" if gone[0] == gone[-1] else f"{gone[0]:.2f}-{gone[-1]:.2f} s"
+
+
+def after_stop_text(leaked: object, seconds: object, stops: object = None) -> str:
+    """What stop() left, in a few words: "left copilot running in 2 of 5 stops, else gone in
+    0.05-0.31 s", "gone every time in 0.06 s (5 stops)", "left copilot running", or ""."""
+    left, n = stop_rate(stops)
+    what = ", ".join(map(str, leaked)) if isinstance(leaked, (list, tuple)) and leaked else "a process"
+    if n > 1:
+        assert isinstance(stops, (list, tuple))
+        if left == 0:
+            return f"gone every time in {_spread(stops)} ({n} stops)"
+        if left == n:
+            return f"left {what} running in {n} of {n} stops"
+        return f"left {what} running in {left} of {n} stops, else gone in {_spread(stops)}"
     if isinstance(leaked, (list, tuple)) and leaked:
-        return f"left {', '.join(map(str, leaked))} running"
+        return f"left {what} running"
     if isinstance(seconds, (int, float)) and seconds == seconds:
         return f"gone in {float(seconds):.2f} s"
     return ""

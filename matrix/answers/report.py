@@ -18,12 +18,12 @@ REPORT_COLUMNS = [
     "family", "sdk_version", "cli_version", "probe", "mutation", "outcome", "protocol",
     "observed_cli_version", "error_type", "error_message", "message_names_versions",
     "message_actionable", "seconds", "start_seconds", "calls_seconds", "stop_seconds",
-    "node_runtime", "wrong_cli", "leftovers_killed", "exit_after_stop_seconds", "leaked", "flaky", "repeats",
+    "node_runtime", "wrong_cli", "leftovers_killed", "exit_after_stop_seconds", "leaked", "stops", "flaky", "repeats",
     "harness_version", "measured_at",
 ]
 # pandas holds these as floats beside missing values; they are whole numbers (missing: none).
 INTEGER_COLUMNS = frozenset({"protocol"})
-LIST_COLUMNS = ("leftovers_killed", "leaked", "repeats")
+LIST_COLUMNS = ("leftovers_killed", "leaked", "stops", "repeats")
 _SHORT = {
     Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",
     Outcome.LAUNCH_FAILED: "LAUNCH", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",

@@ -25,6 +25,7 @@ import pandas as pd
 from matrix.answers.analysis import WORKS, handshake
 from matrix.errors import UserError
 from matrix.model import Outcome
+from matrix.probes.verdict import DOES_NOT_START
 from matrix.versions import sorted_versions
 
 __all__ = ["EXIT", "Decision", "Judged", "can_i_ship", "targets_of"]
@@ -86,7 +87,14 @@ def _targets(sub: pd.DataFrame, side: str, against: str) -> list[str]:
     return [against]  # one version: a proposed pin pair
 
 
-def _judge(sdk: str, cli: str, outcome: str | None, error: str | None, leaked: list[str] | None = None) -> Judged:
+def _judge(sdk: str, cli: str, outcome: str | None, error: str | None, leaked: list[str] | None = None,
+           error_type: str | None = None, side: str = "sdk") -> Judged:
+    if error_type == DOES_NOT_START:
+        # A fact about the other side's release: shipping it is a no; an SDK shipped beside it
+        # meets a release no deployment here can run (skipped, as an uninstallable one).
+        first = (error or "").strip().splitlines()[:1]
+        reason = first[0][:300] if first else outcome or ""
+        return Judged(sdk, cli, outcome, "no" if side == "cli" else "skipped", reason)
     judged = _judge_outcome(sdk, cli, outcome, error)
     if leaked and "running after stop()" not in judged.reason:
         # A failed start that also left the CLI running: the user hits both.
@@ -134,8 +142,10 @@ def can_i_ship(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: st
         outcome = str(hit["outcome"].iloc[0]) if not hit.empty else None
         error = hit["error_message"].iloc[0] if not hit.empty else None
         leaked = hit["leaked"].iloc[0] if not hit.empty and "leaked" in hit else None
+        kind = hit["error_type"].iloc[0] if not hit.empty else None
         cells.append(_judge(pair[0], pair[1], outcome, error if isinstance(error, str) else None,
-                            list(leaked) if isinstance(leaked, list) else None))
+                            list(leaked) if isinstance(leaked, list) else None,
+                            kind if isinstance(kind, str) else None, side))
     verdicts = {c.verdict for c in cells}
     if "no" in verdicts:
         answer = "no"

@@ -12,9 +12,12 @@ from matrix.execute.proc import Result
 from matrix.model import Outcome
 from matrix.probes.report import AgentReport, ErrorInfo
 
-__all__ = ["LEFT_RUNNING", "Verdict", "after_stop", "grade_message", "unmeasured"]
+__all__ = ["DOES_NOT_START", "LEFT_RUNNING", "Verdict", "after_stop", "grade_message", "unmeasured"]
 
 LEFT_RUNNING = "LeftRunning"  # the error type of a cell whose SDK left a process running after stop()
+# The error type of a not-applicable cell whose other side does not start on this machine at all
+# (for any SDK): a fact about that release, shown once on its page.
+DOES_NOT_START = "DoesNotStart"
 _VERSION_REF = re.compile(r"(\d+\.\d+\.\d+|version \d+|v\d+\b|protocol \d+|versions? \d+)", re.I)
 _ACTION = re.compile(r"(upgrade|update|downgrade|install|npm i\b|pip install|use a newer|"
                      r"use an older|please)", re.I)

@@ -71,7 +71,7 @@ def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
 
 
 # What a picture is drawn from: sending only these to the drawing processes is quicker.
-_PICTURE_COLUMNS = ["family", "sdk_version", "cli_version", "mutation", "outcome", "protocol", "leaked"]
+_PICTURE_COLUMNS = ["family", "sdk_version", "cli_version", "mutation", "outcome", "protocol", "leaked", "stops"]
 
 
 def _pictures(frame: pd.DataFrame, assets: Path) -> list[tuple[Path, str, Callable[[Path], None]]]:
@@ -80,12 +80,12 @@ def _pictures(frame: pd.DataFrame, assets: Path) -> list[tuple[Path, str, Callab
     slim = frame[_PICTURE_COLUMNS]
     hs = slim[frame["probe"] == "handshake"]
     for family, part in hs.groupby("family"):
-        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol", "leaked"]])
+        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol", "leaked", "stops"]])
         out.append((assets / f"heatmap-{family}.png", key,
                     partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)")))
     for cli_package, families in compared_families(frame).items():
         both = hs[hs["family"].isin(families)]
-        key = _digest(both[["family", "sdk_version", "cli_version", "outcome", "protocol", "leaked"]])
+        key = _digest(both[["family", "sdk_version", "cli_version", "outcome", "protocol", "leaked", "stops"]])
         out.append((assets / f"compare-{compare_slug(cli_package)}.png", key,
                     partial(save_compare, both, families, f"{cli_package}: the SDKs side by side (number: negotiated "
                                                           "protocol)")))
@@ -123,7 +123,7 @@ def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
            "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
     flat = frame.copy()
-    for col in ("sdk_declared", "detail", "leftovers_killed", "leaked", "repeats"):
+    for col in ("sdk_declared", "detail", "leftovers_killed", "leaked", "repeats", "stops"):
         flat[col] = flat[col].map(lambda v: json.dumps(v, default=str, sort_keys=True))
     for col in INTEGER_COLUMNS:
         flat[col] = flat[col].astype("Int64")

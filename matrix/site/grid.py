@@ -68,7 +68,7 @@ def grid_of(frame: pd.DataFrame, releases: Releases, family: str, to_versions: s
         return Axis(v, str(dates.get(side, {}).get(v) or "")[:10], f"{to_versions}{family}/{side}-{v}/")
 
     at = {(str(r["sdk_version"]), str(r["cli_version"])): r
-          for r in sub[["sdk_version", "cli_version", "outcome", "protocol", "leaked", "error_message"]]
+          for r in sub[["sdk_version", "cli_version", "outcome", "protocol", "leaked", "stops", "error_message"]]
           .to_dict("records")}
     rows = []
     for s in sdks:

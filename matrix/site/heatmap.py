@@ -21,11 +21,14 @@ from matplotlib.transforms import Affine2D
 from matrix.model import OUTCOME_INFO, Outcome
 from matrix.versions import sort_key
 
-__all__ = ["cell_label", "cell_labels", "compare_figure", "heatmap_figure", "png_bytes", "save_compare", "save_heatmap"]
+__all__ = ["cell_label", "cell_labels", "compare_figure", "heatmap_figure", "leak_kind", "png_bytes", "save_compare",
+           "save_heatmap"]
 
 _ORDER = list(OUTCOME_INFO)
-LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after stop()
-LEAK_TEXT = f"{LEAK_MARK} left a process running after stop()"
+LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after every stop() measured
+LEAK_TEXT = f"{LEAK_MARK} left a process running after stop(), every time measured"
+RACE_MARK = "◐"  # ... after some of its stops and not others: a race
+RACE_TEXT = f"{RACE_MARK} left a process running after some stops, not others (a race)"
 _LABEL = "cell-label:"
 _CODE = {o.value: i for i, o in enumerate(_ORDER)}
 _DARK = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE, Outcome.SURFACED, Outcome.FATAL,
@@ -43,7 +46,7 @@ def cell_label(rec: Mapping[Any, Any]) -> str:
     proto: Any = rec.get("protocol")
     connected = o in (Outcome.COMPATIBLE, Outcome.DEGRADED)
     text = str(int(proto)) if connected and proto is not None and proto == proto else _MARK.get(o, "")
-    return text + (LEAK_MARK if _leaked(rec) else "")
+    return text + {"always": LEAK_MARK, "race": RACE_MARK}.get(leak_kind(rec), "")
 
 
 def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], columns: str = "cli_version") -> None:
@@ -97,21 +100,28 @@ def cell_labels(ax: Axes) -> list[str]:
     return out
 
 
-def _leaked(rec: Mapping[Any, Any]) -> bool:
+def leak_kind(rec: Mapping[Any, Any]) -> str:
+    """"race" when some measured stops left a process running and others did not, "always"
+    when every one did (or the one measured did), "" when none did."""
+    stops = rec.get("stops")
+    if isinstance(stops, (list, tuple, np.ndarray)) and len(stops) > 0:
+        left = sum(1 for s in stops if s is None or s != s)
+        return "" if left == 0 else ("always" if left == len(stops) else "race")
     leaked = rec.get("leaked")
-    return isinstance(leaked, (list, tuple, np.ndarray)) and len(leaked) > 0
+    return "always" if isinstance(leaked, (list, tuple, np.ndarray)) and len(leaked) > 0 else ""
 
 
-def legend(ax: Axes, outcomes: set[str], leaks: bool = False) -> None:
+def legend(ax: Axes, outcomes: set[str], leaks: set[str] | None = None) -> None:
     present = [o for o in _ORDER if o.value in outcomes]
     handles = [Patch(color=OUTCOME_INFO[o][0], label=o.value) for o in present]
-    if leaks:
-        handles.append(Patch(color="none", label=LEAK_TEXT))
+    handles += [Patch(color="none", label=text) for kind, text in (("always", LEAK_TEXT), ("race", RACE_TEXT))
+                if kind in (leaks or set())]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
 
-def _any_leak(frame: pd.DataFrame) -> bool:
-    return "leaked" in frame and any(_leaked({"leaked": v}) for v in frame["leaked"])
+def _leak_kinds(frame: pd.DataFrame) -> set[str]:
+    columns = [c for c in ("leaked", "stops") if c in frame]
+    return {leak_kind(rec) for rec in frame[columns].to_dict("records")} - {""} if columns else set()
 
 
 def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version", xlabel: str = "CLI version",
@@ -128,7 +138,7 @@ def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version"
     ax.set_xlabel(xlabel)
     ax.set_ylabel("SDK version")
     ax.set_title(title, fontsize=10)
-    legend(ax, set(frame["outcome"]), _any_leak(frame))
+    legend(ax, set(frame["outcome"]), _leak_kinds(frame))
     fig.tight_layout()
     return fig
 
@@ -148,7 +158,7 @@ def compare_figure(frame: pd.DataFrame, families: list[str], title: str) -> Figu
     axes[-1].set_xticks(range(len(clis)), clis, rotation=90, fontsize=7)
     axes[-1].set_xlabel("CLI version")
     shown = frame[frame["family"].isin(families)]
-    legend(axes[0], set(shown["outcome"]), _any_leak(shown))
+    legend(axes[0], set(shown["outcome"]), _leak_kinds(shown))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

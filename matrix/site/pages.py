@@ -12,6 +12,7 @@ from matrix import HARNESS_VERSION, __version__
 from matrix.answers.analysis import (
     UpgradeAdvice,
     after_stop_text,
+    does_not_start,
     handshake,
     pin_lines,
     upgrade_advice,
@@ -22,7 +23,7 @@ from matrix.markup import esc_raw
 from matrix.model import HANDSHAKE_OUTCOMES, OUTCOME_INFO, PROMISE_OUTCOMES, TOLERANCE_OUTCOMES
 from matrix.site.answer_lines import AnswerLine, answer_lines
 from matrix.site.grid import Grid, grid_of
-from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT
+from matrix.site.heatmap import LEAK_MARK, LEAK_TEXT, RACE_MARK
 from matrix.site.render import render
 from matrix.site.sitedata import SiteData, num
 from matrix.versions import sort_by_version, sorted_versions
@@ -63,7 +64,7 @@ def cell_rows(frame: pd.DataFrame) -> list[CellRow]:
         rows.append(CellRow(
             family=str(r.family), sdk=str(r.sdk_version), cli=str(r.cli_version), outcome=str(r.outcome),
             protocol=num(r.protocol), observed_cli=esc_raw(r.observed_cli_version),
-            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds), error=msg,
+            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds, r.stops), error=msg,
             excerpt=msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…", seconds=num(round(float(str(r.seconds)), 1)),
             flaky=r.flaky is True, repeats=[str(o) for o in r.repeats] if isinstance(r.repeats, list) else [],
             harness_version=esc_raw(r.harness_version), probe=str(r.probe)))
@@ -132,15 +133,19 @@ class MatrixPage:
     sdks: int
     clis: int
     leak_mark: str
+    race_mark: str
     grid: Grid
     cells: list[CellRow]
+    dead: list[tuple[str, str]]  # (release of the other side, why it starts for no SDK here)
 
 
 def matrix_page_data(data: SiteData, family: str) -> MatrixPage:
     sub = handshake(data.frame, family)
+    clis = sorted_versions(sub["cli_version"])
+    dead = [(c, why) for c in clis if (why := does_not_start(data.frame, family, c)) is not None]
     return MatrixPage(family=family, description=FAMILIES[family].description if family in FAMILIES else "",
-                      sdks=sub["sdk_version"].nunique(), clis=sub["cli_version"].nunique(), leak_mark=LEAK_MARK,
-                      grid=grid_of(data.frame, data.releases, family), cells=cell_rows(sub))
+                      sdks=sub["sdk_version"].nunique(), clis=len(clis), leak_mark=LEAK_MARK, race_mark=RACE_MARK,
+                      grid=grid_of(data.frame, data.releases, family), cells=cell_rows(sub), dead=dead)
 
 
 def matrix_page(data: SiteData, family: str) -> str:

@@ -16,9 +16,11 @@ from matrix.answers.analysis import (
     WORKS,
     Range,
     after_stop_text,
+    does_not_start,
     handshake,
     leak_ranges,
     pin_lines,
+    stop_rate,
     working_ranges,
 )
 from matrix.families.registry import FAMILIES
@@ -68,9 +70,13 @@ def reported_protocol(message: str) -> str | None:
 
 
 def _left_running(rows: pd.DataFrame, other: str) -> str:
-    """Which versions of the other side a process was left running with, after stop()."""
-    hit = [str(r[other]) for r in rows.to_dict("records")
-           if isinstance(r.get("leaked"), list) and r["leaked"]]
+    """Which versions of the other side a process was left running with, after stop(), and how
+    often where it was a race ("0.0.400 in 2 of 5 stops")."""
+    hit = []
+    for r in rows.to_dict("records"):
+        if isinstance(r.get("leaked"), list) and r["leaked"]:
+            left, n = stop_rate(r.get("stops"))
+            hit.append(f"{r[other]} in {left} of {n} stops" if 0 < left < n else str(r[other]))
     measured = rows["exit_after_stop_seconds"].notna() | rows["leaked"].map(lambda v: bool(v) if isinstance(v, list)
                                                                              else False)
     if not measured.any():
@@ -138,7 +144,7 @@ def _evidence(r: Any, other: str) -> CellEvidence:
     detail: dict[str, Any] = r.detail if isinstance(r.detail, dict) else {}
     return CellEvidence(
         other=other, outcome=str(r.outcome), protocol=num(r.protocol), steps=_steps(r),
-        after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds),
+        after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds, r.stops),
         names_versions=yes_no(r.message_names_versions), actionable=yes_no(r.message_actionable),
         launch=" ".join(detail.get("launch_argv") or []) or "(not launched)",
         runtime=esc_raw(r.node_runtime) or "–", error=esc_raw(r.error_message))
@@ -230,6 +236,7 @@ class CliReleasePage:
     reports_as: str | None  # the version it reports in status.get, when not its own
     runtime_failures: dict[str, str]
     not_served: list[str]
+    does_not_start: str | None  # why no SDK could run it here (its own --version fails), once for all
     works: Pin
     leaky: Pin | None
     badge: list[str]
@@ -260,6 +267,7 @@ def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
         runtimes=", ".join(sorted({str(x) for x in rows["node_runtime"].dropna()})) or "none (not installed)",
         left_running=_left_running(rows, "sdk_version"), reports_as=reports_as,
         runtime_failures={k: v[:300] for k, v in failures.items()}, not_served=list(not_served),
+        does_not_start=does_not_start(data.frame, family, cli),
         works=_pin(pin_lines(data.frame, family, cli=cli), working_ranges(data.frame, family, cli=cli)),
         leaky=_pin(pin_lines(data.frame, family, cli=cli, leaky=True), leaky) if leaky else None,
         badge=embed_badge(family, "cli", cli, f"{fam.cli_package} {cli}", f"versions/{family}/{cli_slug(cli)}/"),

@@ -30,11 +30,9 @@ from matrix.families.copilot.cli import (
 )
 from matrix.families.copilot.handshake import HandshakeCell, cli_does_not_start_row
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
-from matrix.model import NO_CLI, Cell, Outcome, Row
-from matrix.probes.verdict import LEFT_RUNNING
+from matrix.families.copilot.targets import control_target, works
+from matrix.model import NO_CLI, Cell, Row
 from matrix.versions import sort_key
-
-RETRIED = (Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value)  # not verdicts: run where they were
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,30 +69,6 @@ def prepared_cli(prefix: NpmPrefix, ctx: Context) -> CliInstall:
                     lambda: prepare_cli(prefix, runtimes(ctx), ctx.scratch, timeout=ctx.settings.probe_timeout))
 
 
-def _control_target(order: list[str], control: Row | None) -> tuple[str | None, str | None]:
-    """Where a kind of rule is measured, from its control so far: (CLI, None) when its control
-    passed there (or cannot apply to this SDK: the rules record why themselves); (CLI, "next")
-    to run the control there next; (None, reason) when there is nothing to judge against."""
-    if not order:
-        return None, "no CLI version in the matrix is compatible with this SDK version"
-    if control is None or control.cli_version not in order or control.outcome in RETRIED:
-        return order[0] if control is None or control.cli_version not in order else control.cli_version, "next"
-    if control.outcome in (Outcome.PASSED.value, Outcome.NOT_APPLICABLE.value):
-        return control.cli_version, None
-    at = order.index(control.cli_version)
-    if at + 1 < len(order):
-        return order[at + 1], "next"
-    return None, (f"the control (the same steps with nothing mutated) fails against every CLI release this SDK "
-                  f"release works with ({len(order)}, newest first; the last, {control.cli_version}: "
-                  f"{control.error_message or control.outcome})")[:1500]
-
-
-def _works(row: Row) -> bool:
-    """Connected and answered: compatible, or degraded only by what stop() left running (the
-    session works all the same)."""
-    return row.outcome == "compatible" or (row.outcome == "degraded" and row.error_type == LEFT_RUNNING)
-
-
 @dataclass(frozen=True, kw_only=True)
 class CopilotFamily(Family):
     cli_ecosystem: str = "npm"
@@ -122,28 +96,28 @@ class CopilotFamily(Family):
         mutated), then the rules against the CLI where the control passed. The CLI tried first
         is the one its tolerance was measured with before (the history keeps its cells), else
         the newest CLI that SDK version works with; where the control fails, the next newest,
-        one per round (the phase is planned again after each). An SDK version with no CLI, or
-        none whose control passes, gets its rules against ``NO_CLI``, recorded not-applicable
-        with the reason."""
-        works: dict[str, list[str]] = {}
+        one per round (the phase is planned again after each; every control is kept). An SDK
+        version with no CLI, or none whose control passes, gets its rules against ``NO_CLI``,
+        recorded not-applicable with the reason."""
+        working: dict[str, list[str]] = {}
         before: dict[str, str] = {}
-        controls: dict[tuple[str, str], Row] = {}
+        controls: dict[tuple[str, str], dict[str, Row]] = {}
         for r in planning.rows:
             if r.family != self.name:
                 continue
-            if r.probe == "handshake" and _works(r) and r.cli_version in planning.cli_versions:
-                works.setdefault(r.sdk_version, []).append(r.cli_version)
+            if r.probe == "handshake" and works(r) and r.cli_version in planning.cli_versions:
+                working.setdefault(r.sdk_version, []).append(r.cli_version)
             elif r.probe == "tolerance" and r.mutation in CONTROL_DESCRIPTIONS:
-                controls[(r.sdk_version, r.mutation)] = r
+                controls.setdefault((r.sdk_version, r.mutation), {})[r.cli_version] = r
             elif r.probe == "tolerance" and r.cli_version != NO_CLI:
                 before[r.sdk_version] = max(before.get(r.sdk_version, r.cli_version), r.cli_version, key=sort_key)
         cells: list[Cell] = []
         for sdk in planning.sdk_versions:
-            newest_first = sorted(works.get(sdk, []), key=sort_key, reverse=True)
+            newest_first = sorted(working.get(sdk, []), key=sort_key, reverse=True)
             order = list(dict.fromkeys([*([before[sdk]] if before.get(sdk) in newest_first else []), *newest_first]))
             for control in CONTROL_DESCRIPTIONS:
                 rules = [r for r in RULES if control_of(r) == control]
-                cli, why = _control_target(order, controls.get((sdk, control)))
+                cli, why = control_target(order, controls.get((sdk, control), {}))
                 if cli is None:
                     cells += [Cell(self.name, sdk, NO_CLI, "tolerance", rule, why=why or "") for rule in rules]
                     continue

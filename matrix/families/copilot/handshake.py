@@ -19,13 +19,10 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake_verdict import classify_handshake, combine_stops, needs_another, stop_seconds
 from matrix.model import Cell, Outcome, Row
 from matrix.probes.report import ErrorInfo
-from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop, grade_message
+from matrix.probes.verdict import DOES_NOT_START, LEFT_RUNNING, Verdict, after_stop, grade_message
 
-__all__ = ["DOES_NOT_START", "Attempt", "HandshakeCell", "build_row", "cli_does_not_start_row", "measure_handshake",
+__all__ = ["Attempt", "HandshakeCell", "build_row", "cli_does_not_start_row", "measure_handshake",
            "redact"]
-
-DOES_NOT_START = "CliDoesNotStart"  # the error type of a cell whose CLI release starts for no SDK here
-
 
 @dataclass(frozen=True)
 class HandshakeCell:

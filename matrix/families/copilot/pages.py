@@ -12,12 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.families.copilot.shim import RULES
+from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
+from matrix.families.copilot.targets import works
 from matrix.families.registry import FAMILIES
 from matrix.markup import esc_raw, yes_no
+from matrix.model import NO_CLI, Outcome
 from matrix.render import renderer
 from matrix.store.dataset import Sources
-from matrix.versions import sort_by_version, sorted_versions
+from matrix.versions import sort_by_version, sort_key, sorted_versions
 
 __all__ = ["cell_page_data", "contract_data", "matrix_page", "matrix_page_data", "release_page_data", "tolerance_pages"]
 
@@ -53,39 +55,73 @@ class RuleCell:
 @dataclass(frozen=True)
 class SdkRow:
     sdk: str
-    cli: str  # the CLI version it was probed against
+    cli: str  # the CLI version(s) its rules were judged against
+    controls: list[RuleCell | None]  # by CONTROL_DESCRIPTIONS: the control where the rules were judged
     cells: list[RuleCell | None]  # by the page's rules; None: not measured
 
 
 @dataclass(frozen=True)
 class MatrixPage:
     family: str
+    controls: list[Rule]
     rules: list[Rule]
     rows: list[SdkRow]
+
+    @property
+    def columns(self) -> list[str]:
+        return [r.name for r in (*self.controls, *self.rules)]
+
+
+def _anchor(name: str) -> str:
+    """A section's anchor: a rule's name, or ``control@CLI`` for a control run against a CLI."""
+    return name.replace("@", "-at-")
 
 
 def _tolerance(frame: pd.DataFrame, family: str) -> pd.DataFrame:
     return frame[(frame["probe"] == "tolerance") & (frame["family"] == family)]
 
 
-def _rule_cell(r: Any, family: str, sdk: str) -> RuleCell:
-    return RuleCell(outcome=str(r.outcome), link=f"{family}/{_release_slug(sdk)}.md#{r.mutation}",
+def _rule_cell(r: Any, family: str, sdk: str, anchor: str | None = None) -> RuleCell:
+    return RuleCell(outcome=str(r.outcome), link=f"{family}/{_release_slug(sdk)}.md#{_anchor(anchor or r.mutation)}",
                     flaky=r.flaky is True, repeats=[str(o) for o in (r.repeats or [])],
                     harness_version=str(r.harness_version or ""), probe=str(r.probe))
 
 
+_CONTROL_KINDS = {"result.control": "handshake results, notifications and requests",
+                  "event.control": "events of a live session", "history.control": "a session's stored events"}
+
+
+def _judged_at(part: pd.DataFrame) -> dict[str, str]:
+    """Control -> the CLI its rules were judged against (``NO_CLI`` where none could be)."""
+    out: dict[str, str] = {}
+    for r in part.itertuples():
+        if str(r.mutation) in RULES:
+            out.setdefault(control_of(str(r.mutation)), str(r.cli_version))
+    return out
+
+
 def matrix_page_data(frame: pd.DataFrame, family: str) -> MatrixPage:
-    """Every SDK version of ``family`` against every shim rule it was measured with."""
+    """Every SDK version of ``family`` against every shim rule it was measured with, and the
+    control of each kind of rule where its rules were judged."""
     sub = _tolerance(frame, family)
-    rules = [r for r in RULES if r in set(sub["mutation"])]
+    present = set(sub["mutation"])
+    rules = [r for r in RULES if r in present]
+    controls = [c for c in CONTROL_DESCRIPTIONS if c in present]
     rows = []
     for sdk in sorted_versions(sub["sdk_version"]):
         part = sub[sub["sdk_version"] == sdk]
-        by_rule = {str(r.mutation): r for r in part.itertuples()}
-        rows.append(SdkRow(sdk=sdk, cli=esc_raw(part["cli_version"].iloc[0]),
-                           cells=[_rule_cell(by_rule[rule], family, sdk) if rule in by_rule else None
-                                  for rule in rules]))
+        at = _judged_at(part)
+        by_rule = {str(r.mutation): r for r in part.itertuples() if str(r.mutation) in RULES}
+        by_control = {(str(r.mutation), str(r.cli_version)): r for r in part.itertuples()
+                      if str(r.mutation) in CONTROL_DESCRIPTIONS}
+        clis = list(dict.fromkeys(at.values()))
+        rows.append(SdkRow(
+            sdk=sdk, cli=", ".join(clis) if clis else "–",
+            controls=[_rule_cell(by_control[(c, at[c])], family, sdk, f"{c}@{at[c]}")
+                      if (c, at.get(c)) in by_control else None for c in controls],
+            cells=[_rule_cell(by_rule[rule], family, sdk) if rule in by_rule else None for rule in rules]))
     return MatrixPage(family=family, rows=rows,
+                      controls=[Rule(c, "control", CONTROL_DESCRIPTIONS[c]) for c in controls],
                       rules=[Rule(r, RULES[r].category, RULES[r].description) for r in rules])
 
 
@@ -170,6 +206,7 @@ class CellPage:
     sdk: str
     cli: str
     rule: str
+    anchor: str  # the section's: the rule's name, or ``control-at-CLI`` for a control
     description: str  # the rule's ("" for a rule the shim no longer has)
     outcome: str
     applied: str  # what the shim did, "nothing" when it did nothing
@@ -183,12 +220,15 @@ def cell_page_data(row: Any, sources: Sources) -> CellPage:
     """One tolerance cell (a row of the results' ``itertuples()``) and its transcript."""
     detail: dict[str, Any] = row.detail if isinstance(row.detail, dict) else {}
     rule = RULES.get(str(row.mutation))
+    control = CONTROL_DESCRIPTIONS.get(str(row.mutation))
     observed = detail.get("observed")
     transcript = detail.get("transcript")
     evidence = detail.get("loop_errors") or detail.get("evidence") or []
     return CellPage(
         sdk=esc_raw(row.sdk_version), cli=esc_raw(row.cli_version), rule=esc_raw(row.mutation),
-        description=rule.description if rule else "", outcome=str(row.outcome),
+        anchor=_anchor(f"{row.mutation}@{row.cli_version}" if control else str(row.mutation)),
+        description=rule.description if rule else (f"Control, against CLI {row.cli_version}: {control}" if control
+                                                    else ""), outcome=str(row.outcome),
         applied="; ".join(detail.get("applied") or []) or "nothing", error=esc_raw(row.error_message),
         evidence=[esc_raw(e) for e in evidence[:5]],
         observed=json.dumps(observed, indent=1, default=str)[:6000] if observed else "",
@@ -196,21 +236,82 @@ def cell_page_data(row: Any, sources: Sources) -> CellPage:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """Where one kind of rule of an SDK release was judged, and why there."""
+
+    kind: str  # what its rules look at
+    control: str
+    cli: str  # "none" where no CLI could be
+    outcome: str  # its control's outcome there ("" where none ran there)
+    anchor: str  # its control's section there ("" where none ran there)
+    why: str
+
+
+@dataclass(frozen=True)
 class ReleasePage:
-    """Every tolerance check of one SDK release, each a section anchored by its rule's name."""
+    """Every tolerance check of one SDK release, each a section anchored by its rule's name,
+    then every control run, and where each kind of rule was judged and why."""
 
     family: str
     package: str
     sdk: str
+    choices: list[Choice]
     cells: list[CellPage]
+    controls: list[CellPage]
 
 
-def release_page_data(rows: pd.DataFrame, sources: Sources, family: str, sdk: str) -> ReleasePage:
+def _first_line(text: object) -> str:
+    return (esc_raw(text).strip().splitlines() or [""])[0][:200]
+
+
+def _choice(control: str, rows: pd.DataFrame, working: list[str]) -> Choice:
+    """Why a kind of rule was judged where it was: its control passed there, and each newer CLI
+    the SDK works with either failed it or came after its rules were first measured."""
+    rules = rows[rows["mutation"].isin([r for r in RULES if control_of(r) == control])]
+    tried = sort_by_version(rows[rows["mutation"] == control], "cli_version")
+    at = str(rules["cli_version"].iloc[0]) if not rules.empty else ""
+    kind = _CONTROL_KINDS[control]
+    if not at:
+        return Choice(kind, control, "–", "", "", "not measured")
+    if at == NO_CLI:
+        return Choice(kind, control, "none", "", "", _first_line(rules["error_message"].iloc[0]))
+    here = tried[tried["cli_version"] == at]
+    outcome = str(here["outcome"].iloc[0]) if not here.empty else ""
+    failed = [f"{r.cli_version} ({_first_line(r.error_message) or str(r.outcome)})" for r in tried.itertuples()
+              if r.outcome not in (Outcome.PASSED.value, Outcome.NOT_APPLICABLE.value)]
+    newest = working[-1] if working else ""
+    if at == newest:
+        why = "the newest CLI release this SDK release works with"
+    elif failed:
+        why = "the newest CLI release it works with whose control passes: its control failed against " + \
+              ", ".join(failed)
+    else:
+        why = (f"the CLI release its checks were first measured against, kept so that a new CLI release does not move "
+               f"them (the newest it works with is {newest or 'none'})")
+    if outcome and outcome != Outcome.PASSED.value:
+        why += f"; the control there is {outcome}"
+    return Choice(kind, control, at, outcome, _anchor(f"{control}@{at}") if outcome else "", why)
+
+
+def release_page_data(rows: pd.DataFrame, sources: Sources, family: str, sdk: str,
+                      handshakes: pd.DataFrame | None = None) -> ReleasePage:
+    """``handshakes``: the SDK release's handshake rows (what it works with)."""
     order = {rule: i for i, rule in enumerate(RULES)}
-    cells = sorted((cell_page_data(r, sources) for r in rows.itertuples()),
+    pages = [cell_page_data(r, sources) for r in rows.itertuples()]
+    cells = sorted((c for c in pages if c.rule in RULES or c.rule not in CONTROL_DESCRIPTIONS),
                    key=lambda c: (order.get(c.rule, len(order)), c.rule))
+    kinds = list(CONTROL_DESCRIPTIONS)
+    newest_first = sorted((c for c in pages if c.rule in CONTROL_DESCRIPTIONS), key=lambda c: sort_key(c.cli),
+                          reverse=True)
+    controls = sorted(newest_first, key=lambda c: kinds.index(c.rule))
+    working = [] if handshakes is None else sorted_versions([str(t.cli_version) for t in handshakes.itertuples()
+                                                             if works(t)])
+    present = set(rows["mutation"])
+    choices = [_choice(c, rows, working) for c in kinds if c in present or any(
+        control_of(r) == c for r in present if r in RULES)]
     fam = FAMILIES.get(family)
-    return ReleasePage(family=family, package=fam.sdk_package if fam else family, sdk=sdk, cells=cells)
+    return ReleasePage(family=family, package=fam.sdk_package if fam else family, sdk=sdk, choices=choices,
+                       cells=cells, controls=controls)
 
 
 def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[str, str]:
@@ -224,6 +325,7 @@ def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[
     if family in families:
         pages[f"tolerance/{family}.md"] = matrix_page(frame, family) + "\n" + contract_section(frame, family)
         for sdk, rows in tol[tol["family"] == family].groupby("sdk_version"):
+            hs = frame[(frame["probe"] == "handshake") & (frame["family"] == family) & (frame["sdk_version"] == sdk)]
             pages[f"tolerance/{family}/{_release_slug(str(sdk))}.md"] = \
-                render("release.md", page=release_page_data(rows, sources, family, str(sdk)))
+                render("release.md", page=release_page_data(rows, sources, family, str(sdk), hs))
     return pages
