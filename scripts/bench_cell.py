@@ -31,8 +31,8 @@ from matrix.execute.cache import cache_root
 from matrix.execute.sandbox import sandbox
 from matrix.families.copilot.cli_seed import Seed, plant
 from matrix.families.copilot.family import prepared_cli
-from matrix.families.registry import FAMILIES
 from matrix.families.copilot.shim import encode, read_frame
+from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
 from matrix.store.results import Store
