@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 """The checkout: tests read its matrix.toml, docs, notebooks and scripts from here."""
 
 # The checkout's committed history (data/) is not any test's: a test that wants a dataset
-# passes --data (commands read this default in-process and in the subprocesses tests start).
-os.environ["COMPAT_MATRIX_DATA"] = str(ROOT / "tests" / "no-committed-history-in-tests")
+# passes --data (commands read this, "no dataset", in-process and in the subprocesses tests start).
+os.environ["COMPAT_MATRIX_DATA"] = ""
 
 
 def site_root(dest: Path) -> Path:

@@ -114,7 +114,7 @@ def _rows_of(text: str) -> pd.DataFrame:
         path = path.parent
     if (path / ROWS_FILE).exists():
         return load_frame(path)[0]
-    if Dataset(path).exists():
+    if Dataset(path).present():
         return frame_of(Dataset(path).read()[0])
     raise UserError(f"{text}: no {ROWS_FILE} and no dataset there; pass a results directory, its {ROWS_FILE}, "
                     "or a dataset directory such as data")

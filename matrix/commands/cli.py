@@ -9,12 +9,13 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
 from matrix import HARNESS_VERSION, __version__
 from matrix.commands.answers import add_parsers, cmd_diff, cmd_pins
 from matrix.commands.build import cmd_build
 from matrix.commands.common import add_data_argument, err_console, load
-from matrix.commands.dataset import cmd_changes, cmd_fold, cmd_verify
+from matrix.commands.dataset import cmd_changes, cmd_check, cmd_fold, cmd_migrate, cmd_verify
 from matrix.commands.discover import cmd_discover
 from matrix.commands.merge import cmd_merge
 from matrix.commands.report import cmd_report
@@ -94,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--results", default="results", help="local results (default: results)")
     add_data_argument(v)
     v.add_argument("--jobs", type=_positive, default=None, help="cells measured at once")
+    ck = sub.add_parser("check", help="check every rule of the dataset; print every violation, exit 2 on any")
+    add_data_argument(ck)
+    mg = sub.add_parser("migrate", help="bring a dataset of an older dataset schema to this one, as a whole")
+    add_data_argument(mg)
     m = sub.add_parser("merge", help="merge the results of shards into one results directory")
     m.add_argument("out", help="the merged results directory (created; rows are appended)")
     m.add_argument("shards", nargs="+", help="the shards' results directories")
@@ -120,7 +125,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 COMMANDS = {"discover": cmd_discover, "run": cmd_run, "report": cmd_report, "build": cmd_build,
             "can-i-ship": cmd_can_i_ship, "pins": cmd_pins_with_plan, "diff": cmd_diff, "merge": cmd_merge,
-            "fold": cmd_fold, "changes": cmd_changes, "verify": cmd_verify}
+            "fold": cmd_fold, "changes": cmd_changes, "verify": cmd_verify, "check": cmd_check,
+            "migrate": cmd_migrate}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,16 +137,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args, console)
     except UserError as err:
-        err_console.print(f"[red]error:[/] {err}", highlight=False)
+        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False)
         return EXIT_USER
     except StorageError as err:  # a full disk under what we keep: our infrastructure, not the input
-        err_console.print(f"[red]infrastructure error:[/] {err}", highlight=False)
+        err_console.print(f"[red]infrastructure error:[/] {escape(str(err))}", highlight=False)
         return EXIT_INFRA
     except InfraError as err:
-        err_console.print(f"[red]infrastructure error:[/] {err}", highlight=False)
+        err_console.print(f"[red]infrastructure error:[/] {escape(str(err))}", highlight=False)
         return EXIT_INFRA
     except MatrixError as err:
-        err_console.print(f"[red]error:[/] {err}", highlight=False)
+        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False)
         return EXIT_USER
     except KeyboardInterrupt:
         err_console.print("interrupted: processes stopped; the rows already written are kept")

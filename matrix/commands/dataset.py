@@ -9,27 +9,49 @@ from pathlib import Path
 
 from rich.console import Console
 
-from matrix.commands.common import load, sources_of
+from matrix.commands.common import data_of, load, sources_of
 from matrix.errors import UserError
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
-from matrix.model import Cell
+from matrix.families.registry import FAMILIES
+from matrix.model import NO_CLI, Cell, Row
 from matrix.pipeline.runner import Runner
 from matrix.pipeline.workflow import EXIT_INFRA
 from matrix.store.dataset import Dataset
-from matrix.store.results import Store
+from matrix.store.migrate import migrate
+from matrix.store.results import Releases, Store
 
-__all__ = ["cmd_changes", "cmd_fold", "cmd_verify"]
+__all__ = ["cmd_changes", "cmd_check", "cmd_fold", "cmd_migrate", "cmd_verify"]
+
+
+def _accept(row: Row, releases: Releases) -> str | None:
+    """Why a row of the local results may not be folded: a family or probe this installation
+    does not have, or a release the results' own selection does not name."""
+    fam = FAMILIES.get(row.family)
+    if fam is None:
+        return f"family {row.family!r} is not one this installation measures ({', '.join(FAMILIES)})"
+    if row.probe not in (*fam.probes, *fam.phases):
+        return f"probe {row.probe!r} is not one of {row.family}'s ({', '.join(fam.probes)})"
+    selected = releases.get(row.family, {})
+    if row.sdk_version not in selected.get("sdk", {}):
+        return f"{fam.sdk_package} {row.sdk_version} is not among the releases these results selected"
+    other_fixed = row.cli_version == NO_CLI or (fam.standin is not None and row.cli_version == fam.standin)
+    if not other_fixed and row.cli_version not in selected.get("cli", {}):
+        return f"{fam.cli_package} {row.cli_version} is not among the releases these results selected"
+    return None
 
 
 def cmd_fold(args: argparse.Namespace, console: Console) -> int:
-    """Fold local measurements into the committed history; the diff is for a reviewer."""
-    results, data = Path(args.results), Path(args.data)
+    """Fold local measurements into the committed history, as a whole; the diff is for a reviewer."""
+    results = Path(args.results)
+    data = data_of(args, create=True) or Path("data")
     if not (results / "rows.jsonl").exists():
         raise UserError(f"no results in {results} to fold; run `compat-matrix run` first or pass --results DIR")
-    with holding(results, wait=args.wait), holding(data, wait=args.wait):
-        report = Dataset(data).fold(results)
+    with holding(results, wait=args.wait):
+        report = Dataset(data).fold(results, accept=_accept, wait=args.wait)
+    for note in report.notes:
+        console.print(f"note: {note}", highlight=False)
     moved = report.moved
     console.print(f"folded {results}/ into {data}/: {len(report.added)} cells added, {len(report.replaced)} "
                   f"measured again ({len(moved)} changed outcome), {report.unchanged} unchanged, "
@@ -48,15 +70,16 @@ def cmd_changes(args: argparse.Namespace, console: Console) -> int:
     from matrix.answers import changes
     from matrix.store.results import frame_of
 
-    data = Dataset(Path(args.data))
-    if not data.exists():
-        raise UserError(f"no dataset in {args.data}; pass --data DIR (the committed history, e.g. data)")
+    where = data_of(args)
+    if where is None:
+        raise UserError("no dataset here; pass --data DIR (the committed history, e.g. data)")
+    data = Dataset(where)
     entries = data.changes()
     if not entries:
-        console.print(f"{args.data}: no fold recorded yet (`compat-matrix fold` records one)")
+        console.print(f"{where}: no fold recorded yet (`compat-matrix fold` records one)")
         return 0
     if not 1 <= args.entry <= len(entries):
-        raise UserError(f"--entry {args.entry}: {args.data} has {len(entries)} fold(s); pass 1 (the newest) to "
+        raise UserError(f"--entry {args.entry}: {where} has {len(entries)} fold(s); pass 1 (the newest) to "
                         f"{len(entries)}")
     entry = entries[args.entry - 1]
     frame = frame_of(data.read()[0])
@@ -102,3 +125,26 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     console.print(f"agreement: {agree} of {judged} ({share}); {disagree} disagree; {unknown} could not be "
                   "re-measured (infrastructure or harness errors: not counted)")
     return 1 if disagree else (EXIT_INFRA if unknown else 0)
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    """Every rule the dataset breaks, one line each (exit 2 when it breaks any)."""
+    where = data_of(args)
+    if where is None:
+        raise UserError("no dataset here; pass --data DIR (the committed history, e.g. data)")
+    snap, violations = Dataset(where).verify()
+    for v in violations:
+        console.print(str(v), highlight=False, soft_wrap=True, markup=False)
+    files = len(snap.manifest.files) if snap.manifest else 0
+    console.print(f"{where}: {files} files, {len(snap.rows)} rows, {len(snap.entries)} changelog entries: "
+                  + (f"{len(violations)} violations" if violations else "every rule kept"), highlight=False)
+    return 2 if violations else 0
+
+
+def cmd_migrate(args: argparse.Namespace, console: Console) -> int:
+    """Bring a dataset written by an older compat-matrix to the schema this one reads, as a whole."""
+    where = data_of(args)
+    if where is None:
+        raise UserError("no dataset here; pass --data DIR (the committed history, e.g. data)")
+    console.print(migrate(where), highlight=False)
+    return 0

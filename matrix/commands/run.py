@@ -11,14 +11,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from matrix.answers.report import print_report
-from matrix.commands.common import DATA
+from matrix.commands.common import data_of
 from matrix.errors import UserError
 from matrix.model import OUTCOME_INFO, Outcome, Row
 from matrix.pipeline.candidates import candidate
 from matrix.pipeline.config import Plan
 from matrix.pipeline.shard import parse_shard
 from matrix.pipeline.workflow import RunRequest, execute
-from matrix.store.dataset import Dataset, Sources
+from matrix.store.dataset import Sources
 
 __all__ = ["cmd_run"]
 
@@ -71,8 +71,7 @@ def cmd_run(args: argparse.Namespace, console: Console, err: Console, load: Call
             candidates.append(candidate(args.family[0], side, Path(path)))
     # A candidate's cells never go where the published history's are.
     results = Path(args.results or ("candidates" if candidates else plan.run.results))
-    data = Path(args.data or DATA)
-    request = RunRequest(plan=plan, results=results, data=data if Dataset(data).exists() else None,
+    request = RunRequest(plan=plan, results=results, data=data_of(args),
                          families=args.family, sdk=args.sdk, cli=args.cli, probes=args.probe, jobs=args.jobs,
                          force=args.force, stale=args.stale, repeat=args.repeat, new=args.new, refresh=args.refresh,
                          shard=shard, wait=args.wait, candidates=candidates)

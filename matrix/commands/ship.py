@@ -13,7 +13,7 @@ from rich.console import Console
 
 from matrix.answers.gate import Difference, differences, ignoring, load_fleet, to_junit, to_markdown
 from matrix.answers.ship import can_i_ship, targets_of
-from matrix.commands.common import add_data_argument, err_console, handshake_family, load
+from matrix.commands.common import add_data_argument, data_of, err_console, handshake_family, load
 from matrix.ecosystems import get
 from matrix.ecosystems.artifacts import CANDIDATE
 from matrix.ecosystems.discovery import Discovery
@@ -23,7 +23,7 @@ from matrix.execute.storage import write_atomic
 from matrix.families.registry import FAMILIES
 from matrix.pipeline.candidates import Candidate, candidate
 from matrix.pipeline.workflow import RunRequest, execute
-from matrix.store.dataset import Dataset, Sources
+from matrix.store.dataset import Sources
 from matrix.versions import apply_selection, sorted_versions
 
 __all__ = ["add_parser", "cmd_can_i_ship"]
@@ -54,8 +54,7 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
         def report(self, sources: Sources, families: list[str]) -> None:
             pass
 
-    data = Path(args.data)
-    kept = data if Dataset(data).exists() else None
+    kept = data_of(args)
     others = {"sdk": targets if cand.side == "cli" else [], "cli": targets if cand.side == "sdk" else []}
     requests = [RunRequest(plan=load(args), results=results, data=kept, families=[cand.family], probes=["handshake"],
                            candidates=[cand], sdk=others["sdk"], cli=others["cli"])]
@@ -77,8 +76,8 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
     if artifact and (args.sdk or args.cli):
         raise UserError("ship either a published release (--sdk/--cli) or a candidate (--sdk-artifact/--cli-artifact)")
     results = Path(args.results or ("candidates" if artifact else "results"))
-    data = Path(args.data)
-    sources = Sources(results, data if Dataset(data).exists() else None)
+    data = data_of(args)
+    sources = Sources(results, data)
     history, _ = sources.frame()
     cand = candidate(family, "sdk" if args.sdk_artifact else "cli", Path(artifact)) if artifact else None
     side = cand.side if cand else ("sdk" if args.sdk else "cli")

@@ -20,7 +20,7 @@ from pathlib import Path
 from matrix.errors import UserError
 from matrix.execute.storage import writing
 
-__all__ = ["Locked", "holding"]
+__all__ = ["Locked", "holding", "sharing"]
 
 LOCK_FILE = ".compat-matrix.execute.lock"
 
@@ -65,3 +65,29 @@ def holding(directory: Path, wait: bool = False, poll: float = 0.5) -> Iterator[
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def sharing(directory: Path, timeout: float = 300.0, poll: float = 0.2) -> Iterator[None]:
+    """Hold ``directory`` shared for the block (readers at once; no ``holding`` writer meanwhile),
+    waiting up to ``timeout`` seconds for a writer to let go."""
+    path = directory / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        # A directory we may read but not write (a checkout mounted read-only): nobody writes it either.
+        yield
+        return
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Locked(directory, _holder(path)) from None
+                time.sleep(poll)
+        yield
+    finally:
+        os.close(fd)

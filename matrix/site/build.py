@@ -38,7 +38,7 @@ from matrix.site.heatmap import save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
 from matrix.site.sitedata import SiteData, write
 from matrix.site.tree import write_pages
-from matrix.store.dataset import Dataset, Sources
+from matrix.store.dataset import Sources
 from matrix.store.results import ROWS_FILE, frame_of
 
 __all__ = ["BuildResult", "build_site"]
@@ -142,6 +142,9 @@ def build_site(root: Path, sources: Sources | Path, site: Path, cache: Path, str
 def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) -> BuildResult:
     t0 = time.monotonic()
     docs = root / "docs"
+    dataset = sources.dataset()
+    if dataset is not None:
+        dataset.snapshot()  # checked on every build, also one that finds its pages already written
     # The generated pages are a function of the stored rows, our code and the site's address:
     # when none changed since they were written, they are already the answer.
     generated, key = docs / ".compat-matrix-generated", _generation_digest(sources)
@@ -193,10 +196,9 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
         data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
         pages = write_pages(data, docs, sources)
         published = {p.relative_to(docs).as_posix() for p in pages}
-        entries = [(e, notes_of(frame, e)) for e in (Dataset(sources.data).changes() if sources.data else [])]
-        # Only local rows can differ from the dataset: without them, no second read of it.
-        dataset = frame_of(Dataset(sources.data).read()[0]) if sources.data and (sources.results / ROWS_FILE).exists() \
-            else None
+        entries = [(e, notes_of(frame, e)) for e in sources.changes()]
+        # Only local rows can differ from the dataset: without them, no second frame of it.
+        dataset = sources.kept_frame() if (sources.results / ROWS_FILE).exists() else None
         for rel, text in (("drift.md", drift_page(frame)),
                           ("changes.md", changes_page(frame, entries, dataset, published)),
                           ("feed.xml", feed_xml(entries, generated_at, published))):

@@ -4,7 +4,7 @@ into and a reviewer reads as a diff.
 
 Layout (``DATA_SCHEMA``)::
 
-    data/index.json                          schema version, families, row counts per file
+    data/index.json                          the manifest: schema, families, every file's rows and checksum
     data/<family>/releases.json              release dates of every measured version
     data/<family>/<probe>/<side>-<version>.jsonl
     data/evidence/<family>/...jsonl.gz       transcripts and stand-in logs, compressed
@@ -14,14 +14,19 @@ A handshake cell lives in the file of the newer of its two releases (by release 
 other cell in its SDK release's file: a new release, on either side, is one new file. Rows are
 one JSON object per line with sorted keys, files sorted by cell; no machine paths, user or
 host names (``scrub``). Local measurements (``results/``) never reach ``data/`` but through
-``fold``, which says what it added and changed."""
+``fold``, which says what it added and changed.
+
+The dataset is checked whenever it is read (``matrix/store/check.py``: any violation is an
+error naming the file, the line and the rule, and nothing is read), and changed only as a
+whole (``matrix/store/switch.py``)."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,22 +34,30 @@ from typing import Any
 
 import pandas as pd
 
+from matrix.errors import UserError
+from matrix.execute.lock import LOCK_FILE, holding, sharing
 from matrix.execute.redaction import scrub_paths
-from matrix.execute.storage import write_atomic, writing
-from matrix.model import Row
+from matrix.model import Outcome, Row
 from matrix.store import changelog
+from matrix.store.check import DatasetError, Snapshot, Violation, check, unsafe_field
+from matrix.store.layout import row_file
+from matrix.store.manifest import DATA_SCHEMA, INDEX, digest, manifest_of
 from matrix.store.results import RELEASES_FILE, ROWS_FILE, Releases, Store, frame_of, load_releases, parse_row
+from matrix.store.switch import STAGE, recover, switch, trace
 from matrix.versions import sort_key
 
 __all__ = ["DATA_ENV", "DATA_SCHEMA", "RESULTS_ENV", "Dataset", "FoldReport", "Sources", "row_file", "scrub"]
 
-DATA_SCHEMA = 1
 RESULTS_ENV = "COMPAT_MATRIX_RESULTS"
 DATA_ENV = "COMPAT_MATRIX_DATA"
-INDEX = "index.json"
 EVIDENCE = "evidence"
 # Outcomes that say nothing about the SDK: never folded into the history (re-measured locally).
 _NOT_MEASURED = {"infra-error"}
+_OUTCOMES = {o.value for o in Outcome}
+
+# Why a row may not be folded (None: it may): a family or probe this installation does not have,
+# a release the results' selection does not name.
+Accept = Callable[[Row, Releases], str | None]
 
 
 def scrub(row: Row) -> Row:
@@ -63,22 +76,6 @@ def scrub(row: Row) -> Row:
     return Row.model_validate(data)
 
 
-def _date(releases: Releases, family: str, side: str, version: str) -> str:
-    return str(releases.get(family, {}).get(side, {}).get(version) or "")
-
-
-def row_file(row: Row, releases: Releases) -> str:
-    """The file a cell lives in, relative to ``data/``: its newer release's, for a handshake;
-    its SDK release's, for every other probe (their other side is chosen by the harness)."""
-    side, version = "sdk", row.sdk_version
-    if row.probe == "handshake":
-        sdk = _date(releases, row.family, "sdk", row.sdk_version)
-        cli = _date(releases, row.family, "cli", row.cli_version)
-        if not sdk or (cli and cli >= sdk):
-            side, version = "cli", row.cli_version
-    return f"{row.family}/{row.probe}/{side}-{version}.jsonl"
-
-
 def _line(row: Row) -> str:
     return row.to_json()
 
@@ -95,6 +92,7 @@ class FoldReport:
     skipped: list[Row] = field(default_factory=list)  # infra errors: not measurements
     files: list[str] = field(default_factory=list)  # relative to data/, written
     entry: changelog.Entry | None = None  # what the changelog records of this fold
+    notes: list[str] = field(default_factory=list)  # what was repaired or left out on the way
 
     @property
     def moved(self) -> list[tuple[Row, Row]]:
@@ -102,61 +100,143 @@ class FoldReport:
 
 
 class Dataset:
-    """``data/``: read, and folded into from a local results directory."""
+    """``data/``: read (verified, one version), and folded into from a local results directory
+    (as a whole)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._snapshot: Snapshot | None = None
 
     def exists(self) -> bool:
         return (self.root / INDEX).exists()
 
+    def present(self) -> bool:
+        """Anything of a dataset is there (a manifest, a changelog, a family's files)."""
+        return self.exists() or (self.root / changelog.CHANGELOG).exists() or any(self.root.glob("*/*/*.jsonl"))
+
     def files(self) -> list[Path]:
         return sorted(p for p in self.root.glob("*/*/*.jsonl")) if self.root.exists() else []
 
-    def read(self) -> tuple[list[Row], list[str]]:
-        rows: list[Row] = []
-        warnings: list[str] = []
-        for path in self.files():
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if not line.strip():
+    # -- reading --------------------------------------------------------------------------
+
+    def raw(self) -> tuple[dict[str, bytes], bytes | None]:
+        """Every file of the dataset but its manifest and lock (and what a change stages)."""
+        files: dict[str, bytes] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            rel_dir = os.path.relpath(dirpath, self.root)
+            if rel_dir == ".":
+                dirnames[:] = [d for d in dirnames if d != STAGE]
+            for name in filenames:
+                rel = name if rel_dir == "." else f"{Path(rel_dir).as_posix()}/{name}"
+                if rel in (INDEX, LOCK_FILE):
                     continue
-                try:
-                    rows.append(parse_row(line))
-                except (ValueError, TypeError) as err:
-                    warnings.append(f"{path}:{n}: corrupt row ({err}); skipped, the other rows are kept")
-        return rows, warnings
+                files[rel] = (self.root / rel).read_bytes()
+        index = self.root / INDEX
+        return files, (index.read_bytes() if index.exists() else None)
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Hold the dataset shared, after finishing (or undoing) a change a killed writer left."""
+        while True:
+            if (self.root / STAGE).exists():
+                with holding(self.root, wait=True):
+                    recover(self.root)
+            with sharing(self.root):
+                if (self.root / STAGE).exists():
+                    continue  # a change was killed after we looked: finish it first
+                yield
+                return
+
+    def verify(self, locked: bool = False) -> tuple[Snapshot, list[Violation]]:
+        """Every violation of the dataset (``compat-matrix check``), and what it holds."""
+        if not self.root.is_dir():
+            return Snapshot(), [Violation(str(self.root), 0, "index", "no dataset there (no such directory)")]
+        if locked:
+            files, index = self.raw()
+        else:
+            with self._reading():
+                files, index = self.raw()
+        return check(str(self.root), files, index)
+
+    def snapshot(self, locked: bool = False) -> Snapshot:
+        """One verified version of the dataset, read once per Dataset: any violation is an error
+        naming the first (``DatasetError``) and nothing is read."""
+        if self._snapshot is None:
+            snap, violations = self.verify(locked)
+            if violations:
+                raise DatasetError(str(self.root), violations)
+            self._snapshot = snap
+        return self._snapshot
+
+    def read(self) -> tuple[list[Row], list[str]]:
+        return list(self.snapshot().rows), []
 
     def releases(self) -> Releases:
-        out: Releases = {}
-        for path in sorted(self.root.glob(f"*/{RELEASES_FILE}")) if self.root.exists() else []:
-            try:
-                out[path.parent.name] = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-        return out
+        return {f: {s: dict(v) for s, v in sides.items()} for f, sides in self.snapshot().releases.items()}
 
-    def evidence(self, rel: str) -> Path:
+    def changes(self) -> list[changelog.Entry]:
+        """What each fold changed, newest first."""
+        return self.snapshot().entries[::-1]
+
+    def evidence_path(self, rel: str) -> Path:
         return self.root / EVIDENCE / (rel + ".gz")
 
-    def fold(self, results: Path, at: str | None = None) -> FoldReport:
-        """Fold the rows measured in ``results`` into the dataset: a cell the dataset lacks is
-        added, one it has is replaced by a newer measurement; infra errors are left out. Only
-        the files of changed cells are rewritten, deterministically."""
-        local, _ = Store(results).read()
-        mine, _ = self.read()
-        releases = self.releases()
+    def evidence(self, rel: str) -> bytes | None:
+        """A transcript or stand-in log (compressed) of the version this Dataset read; the file
+        changed since is an error, not another version's evidence."""
+        snap = self.snapshot()
+        name = f"{EVIDENCE}/{rel}.gz"
+        entry = snap.manifest.files.get(name) if snap.manifest else None
+        if entry is None:
+            return None
+        data = self.evidence_path(rel).read_bytes() if self.evidence_path(rel).exists() else b""
+        if digest(data) != entry.sha256:
+            raise DatasetError(str(self.root), [Violation(f"{self.root}/{name}", 0, "checksum",
+                                                          "changed while it was being read (a fold switched the "
+                                                          "dataset): run the command again")])
+        return data
+
+    # -- folding --------------------------------------------------------------------------
+
+    def fold(self, results: Path, at: str | None = None, accept: Accept | None = None,
+             wait: bool = False) -> FoldReport:
+        """Fold the rows measured in ``results`` into the dataset, as a whole: a cell the dataset
+        lacks is added, one it has is replaced by a newer measurement; infra errors are left
+        out. Every row is checked first (``accept``, the schema, plain names): any one refused
+        ends the fold with nothing changed. Only the files of changed cells are rewritten,
+        deterministically, with the manifest and the changelog, in one switch."""
+        with holding(self.root, wait=wait):
+            report = FoldReport()
+            note = recover(self.root)
+            if note:
+                report.notes.append(note)
+            trace("read")
+            snap = self.snapshot(locked=True) if self.exists() or self.present() else Snapshot()
+            local = _checked_input(results, accept, report)
+            trace("validate")
+            writes, deletes = self._fold(snap, results, local, at, report)
+            if writes or deletes:
+                switch(self.root, writes, deletes)
+            self._snapshot = None
+            trace("done")
+        return report
+
+    def _fold(self, snap: Snapshot, results: Path, local: list[Row], at: str | None,
+              report: FoldReport) -> tuple[dict[str, bytes], set[str]]:
+        mine = snap.rows
+        releases = {f: {s: dict(v) for s, v in sides.items()} for f, sides in snap.releases.items()}
         for family, sides in load_releases(results).items():
             for side, versions in sides.items():
                 releases.setdefault(family, {}).setdefault(side, {}).update(versions)
-        by_key = {r.slot(): r for r in mine}
-        report = FoldReport()
+        by_slot = {r.slot(): r for r in mine}
         touched: set[str] = set()
+        evidence: dict[str, bytes] = {}
         for row in sorted(local, key=lambda r: (r.family, *_cell_order(r))):
             if row.outcome in _NOT_MEASURED:
                 report.skipped.append(row)
                 continue
             clean = scrub(row)
-            old = by_key.get(row.slot())
+            old = by_slot.get(row.slot())
             if old is not None and old.measured_at >= clean.measured_at:
                 report.unchanged += 1
                 continue
@@ -165,81 +245,133 @@ class Dataset:
             else:
                 report.replaced.append((old, clean))
                 touched.add(row_file(old, releases))
-            by_key[row.slot()] = clean
+            by_slot[row.slot()] = clean
             touched.add(row_file(clean, releases))
-            self._fold_evidence(results, clean)
-        self._write(by_key.values(), releases, touched)
-        report.files = sorted(touched)
+            evidence.update(_evidence_of(results, clean))
+        grouped: dict[str, list[Row]] = {}
+        for row in by_slot.values():
+            grouped.setdefault(row_file(row, releases), []).append(row)
+        files, _ = self.raw() if self.root.exists() else ({}, None)
+        writes: dict[str, bytes] = {}
+        deletes: set[str] = set()
+        for rel in sorted(touched):
+            part = sorted(grouped.get(rel, []), key=_cell_order)
+            if part:
+                writes[rel] = "".join(_line(r) + "\n" for r in part).encode()
+            elif rel in files:
+                deletes.add(rel)
+        for family in sorted({rel.split("/", 1)[0] for rel in grouped}):
+            writes[f"{family}/{RELEASES_FILE}"] = (json.dumps(releases.get(family, {}), indent=1, sort_keys=True)
+                                                   + "\n").encode()
+        for rel, data in evidence.items():
+            writes[f"{EVIDENCE}/{rel}.gz"] = data
         entry = changelog.entry_of(mine, report.added, report.replaced,
                                    at or datetime.now(UTC).isoformat(timespec="seconds"))
         if not entry.empty:
-            changelog.append(self.root, entry)
+            old_log = files.get(changelog.CHANGELOG, b"")
+            writes[changelog.CHANGELOG] = old_log + (entry.model_dump_json() + "\n").encode()
             report.entry = entry
-            report.files.append(changelog.CHANGELOG)
-        return report
+        writes = {rel: data for rel, data in writes.items() if files.get(rel) != data}
+        if not writes and not deletes:
+            return {}, set()
+        after = {rel: data for rel, data in files.items() if rel not in deletes and not rel.startswith(".")}
+        after.update(writes)
+        writes[INDEX] = manifest_of(after).to_text().encode()
+        report.files = sorted(set(writes) | deletes)
+        return writes, deletes
 
-    def changes(self) -> list[changelog.Entry]:
-        """What each fold changed, newest first."""
-        return changelog.entries(self.root)[::-1]
 
-    def _fold_evidence(self, results: Path, row: Row) -> None:
-        for key in ("transcript", "standin_log"):
-            rel = row.detail.get(key)
-            if not isinstance(rel, str):
+def _checked_input(results: Path, accept: Accept | None, report: FoldReport) -> list[Row]:
+    """The rows of ``results`` a fold takes: a line that is not a row (but a torn last one, a
+    run killed while writing it), a value that is not a plain name (it would name a path outside
+    the dataset), an outcome outside the vocabulary or a row ``accept`` refuses ends the fold."""
+    path = results / ROWS_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        raise UserError(f"no results in {results} to fold; run `compat-matrix run` first or pass --results DIR") \
+            from None
+    releases = load_releases(results)
+    rows: dict[tuple[str, ...], Row] = {}
+    last = len(lines) - 1
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = parse_row(line)
+        except (ValueError, TypeError) as err:
+            if n - 1 == last:
+                report.notes.append(f"{path}:{n}: a torn last line (a run was killed while writing it) is not a "
+                                    "row; left out")
                 continue
-            src = results / rel
-            if src.exists():
-                raw = scrub_paths(src.read_text(encoding="utf-8", errors="replace")).encode()
-                write_atomic(self.evidence(rel), gzip.compress(raw, compresslevel=9, mtime=0))
+            raise UserError(f"{path}:{n}: not a row ({str(err).splitlines()[0][:200]}); nothing was folded. Delete "
+                            "that line (or the file) and fold again") from None
+        why = unsafe_field(row)
+        if why is None and row.outcome not in _OUTCOMES:
+            why = f"outcome {row.outcome!r} is not one of the vocabulary"
+        if why is None and accept is not None:
+            why = accept(row, releases)
+        if why is not None:
+            raise UserError(f"{path}:{n}: {why}; nothing was folded. Measure it again with this compat-matrix, or "
+                            "delete that line, and fold again")
+        rows[row.key()] = row
+    return list(rows.values())
 
-    def _write(self, rows: Iterable[Row], releases: Releases, touched: set[str]) -> None:
-        grouped: dict[str, list[Row]] = {}
-        for row in rows:
-            grouped.setdefault(row_file(row, releases), []).append(row)
-        with writing(self.root):
-            for rel in sorted(touched):
-                part = sorted(grouped.get(rel, []), key=_cell_order)
-                path = self.root / rel
-                if part:
-                    write_atomic(path, "".join(_line(r) + "\n" for r in part))
-                else:
-                    path.unlink(missing_ok=True)
-            for family in sorted({rel.split("/", 1)[0] for rel in grouped}):
-                write_atomic(self.root / family / RELEASES_FILE,
-                             json.dumps(releases.get(family, {}), indent=1, sort_keys=True) + "\n")
-            counts = {p.relative_to(self.root).as_posix(): p.read_bytes().count(b"\n") for p in self.files()}
-            write_atomic(self.root / INDEX, json.dumps(
-                {"schema": DATA_SCHEMA, "families": sorted({k.split("/", 1)[0] for k in counts}),
-                 "rows": sum(counts.values()), "files": counts}, indent=1, sort_keys=True) + "\n")
+
+def _evidence_of(results: Path, row: Row) -> dict[str, bytes]:
+    """The transcripts and logs a row names, compressed as the dataset keeps them."""
+    out: dict[str, bytes] = {}
+    for key in ("transcript", "standin_log"):
+        rel = row.detail.get(key)
+        if not isinstance(rel, str):
+            continue
+        src = results / rel
+        if src.exists():
+            raw = scrub_paths(src.read_text(encoding="utf-8", errors="replace")).encode()
+            out[rel] = gzip.compress(raw, compresslevel=9, mtime=0)
+    return out
 
 
 @dataclass(frozen=True)
 class Sources:
     """Where a build or an answer reads rows and evidence: the committed history, and the local
-    results measured since (a newer local row of a cell wins: it is the newest measurement)."""
+    results measured since (a newer local row of a cell wins: it is the newest measurement).
+    The history is read once per Sources: one version of it from start to end."""
 
     results: Path
     data: Path | None = None
+    _kept: dict[str, Dataset] = field(default_factory=dict, compare=False, repr=False)
+
+    def dataset(self) -> Dataset | None:
+        if self.data is None:
+            return None
+        if "data" not in self._kept:
+            self._kept["data"] = Dataset(self.data)
+        return self._kept["data"]
 
     def rows(self) -> tuple[list[Row], list[str]]:
         rows: dict[tuple[str, ...], Row] = {}
-        warnings: list[str] = []
-        if self.data is not None:
-            kept, warnings = Dataset(self.data).read()
-            rows = {r.slot(): r for r in kept}
-        local, more = Store(self.results).read()
+        dataset = self.dataset()
+        if dataset is not None:
+            rows = {r.slot(): r for r in dataset.snapshot().rows}
+        local, warnings = Store(self.results).read()
         for r in local:
             old = rows.get(r.slot())
             if old is None or r.measured_at >= old.measured_at:
                 rows[r.slot()] = r
-        return list(rows.values()), warnings + more
+        return list(rows.values()), warnings
 
     def releases(self) -> Releases:
-        out = Dataset(self.data).releases() if self.data is not None else {}
+        dataset = self.dataset()
+        out = dataset.releases() if dataset is not None else {}
         for family, sides in load_releases(self.results).items():
             for side, versions in sides.items():
                 out.setdefault(family, {}).setdefault(side, {}).update(versions)
         return out
+
+    def changes(self) -> list[changelog.Entry]:
+        dataset = self.dataset()
+        return dataset.changes() if dataset is not None else []
 
     def evidence(self, rel: str | None) -> str | None:
         """A transcript or stand-in log, local or kept (compressed) in the dataset."""
@@ -248,15 +380,18 @@ class Sources:
         local = self.results / rel
         if local.exists():
             return local.read_text(encoding="utf-8", errors="replace")
-        if self.data is not None:
-            kept = Dataset(self.data).evidence(rel)
-            if kept.exists():
-                return gzip.decompress(kept.read_bytes()).decode("utf-8", errors="replace")
-        return None
+        dataset = self.dataset()
+        kept = dataset.evidence(rel) if dataset is not None else None
+        return gzip.decompress(kept).decode("utf-8", errors="replace") if kept else None
 
     def frame(self) -> tuple[pd.DataFrame, list[str]]:
         rows, warnings = self.rows()
         return frame_of(rows), warnings
+
+    def kept_frame(self) -> pd.DataFrame | None:
+        """The committed history alone, as a frame (None: there is none)."""
+        dataset = self.dataset()
+        return frame_of(dataset.snapshot().rows) if dataset is not None else None
 
     def inputs(self) -> list[Path]:
         """The files the rows come from (a build's cache keys on them)."""
@@ -272,8 +407,8 @@ class Sources:
 
     @classmethod
     def from_env(cls, default_results: str = "../results", default_data: str = "../data") -> Sources:
-        data = Path(os.environ.get(DATA_ENV, default_data))
-        return cls(Path(os.environ.get(RESULTS_ENV, default_results)), data if data.exists() else None)
+        data = Path(os.environ.get(DATA_ENV) or default_data)
+        return cls(Path(os.environ.get(RESULTS_ENV, default_results)), data if Dataset(data).present() else None)
 
     def with_results(self, results: Path) -> Sources:
-        return replace(self, results=results)
+        return replace(self, results=results, _kept=self._kept)

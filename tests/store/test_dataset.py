@@ -79,20 +79,27 @@ def test_fold_adds_replaces_newer_leaves_out_infra_errors_and_writes_determinist
     for text in files.values():
         for line in text.splitlines():
             assert list(json.loads(line)) == sorted(json.loads(line))  # sorted keys, one row per line
-    kept = gzip.decompress(data.evidence("transcripts/copilot-python/t.jsonl").read_bytes()).decode()
-    assert str(Path.home()) not in kept and "<path>/x" in kept
+    kept = data.evidence("transcripts/copilot-python/t.jsonl")
+    assert kept is not None
+    assert str(Path.home()) not in gzip.decompress(kept).decode() and "<path>/x" in gzip.decompress(kept).decode()
     index = json.loads((data.root / "index.json").read_text())
-    assert index["schema"] == 1 and index["rows"] == 3
-    snapshot = {p: p.read_bytes() for p in data.root.rglob("*") if p.is_file()}
+    assert index["schema"] == 2 and index["rows"] == 3
+    assert set(index["files"]) == {*files, "copilot-python/releases.json", "changelog.jsonl",
+                                   "evidence/transcripts/copilot-python/t.jsonl.gz"}
+
+    def stored() -> dict[Path, bytes]:
+        return {p: p.read_bytes() for p in data.root.rglob("*") if p.is_file() and not p.name.endswith(".lock")}
+
+    snapshot = stored()
     # Folding the same results again changes nothing, byte for byte.
     again = data.fold(results)
     assert again.unchanged == 3 and not again.added and not again.replaced
-    assert {p: p.read_bytes() for p in data.root.rglob("*") if p.is_file()} == snapshot
+    assert stored() == snapshot
     # A newer measurement of a cell replaces it, and says whether the outcome moved.
     later = results_with(tmp_path, [row("1.0.1", "1.0.60", "compatible", at="2026-12-01T00:00:00+00:00")], "later")
     moved = data.fold(later)
     assert [(a.outcome, b.outcome) for a, b in moved.moved] == [("refused", "compatible")]
-    assert moved.files == ["copilot-python/handshake/sdk-1.0.1.jsonl", "changelog.jsonl"]
+    assert moved.files == ["changelog.jsonl", "copilot-python/handshake/sdk-1.0.1.jsonl", "index.json"]
 
 
 def test_each_fold_that_changes_the_dataset_is_a_changelog_entry_newest_first(tmp_path: Path) -> None:
@@ -119,7 +126,7 @@ def test_a_damaged_changelog_is_named_with_its_line(tmp_path: Path) -> None:
     data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60")], "a"))
     with (data.root / "changelog.jsonl").open("a") as f:
         f.write("{not json\n")
-    with pytest.raises(UserError, match=r"changelog.jsonl:2 is not a changelog entry"):
+    with pytest.raises(UserError, match=r"changelog.jsonl:2: not a changelog entry"):
         data.changes()
 
 
