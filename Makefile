@@ -42,6 +42,7 @@ $(ACTIONLINT): | $(STAMP)
 	GOBIN=$(abspath $(BIN)) go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 lint: $(STAMP) $(ACTIONLINT)
+	$(BIN)/compat-matrix check
 	$(BIN)/ruff check matrix tests scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports

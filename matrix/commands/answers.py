@@ -15,7 +15,7 @@ from rich.console import Console
 from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames, render_text, to_json
-from matrix.commands.common import add_data_argument, handshake_family, sources_of
+from matrix.commands.common import add_data_argument, check_released, handshake_family, known_releases, sources_of
 from matrix.commands.ship import add_parser as add_ship_parser
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
@@ -77,7 +77,10 @@ def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = Non
     family = handshake_family(args.family)
     if (args.sdk is None) == (args.cli is None):
         raise UserError("pins needs exactly one of --sdk V or --cli V")
-    frame = _frame(sources_of(args))
+    sources = sources_of(args)
+    frame = _frame(sources)
+    side, version = ("sdk", args.sdk) if args.sdk is not None else ("cli", args.cli)
+    check_released(family, side, version, known_releases(frame, sources))
     boundaries: list[dict[str, Any]] = []
     if args.bisect:
         assert plan is not None

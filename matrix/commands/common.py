@@ -7,16 +7,22 @@ import argparse
 import os
 from pathlib import Path
 
+import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
-from matrix.errors import UserError
+from matrix.ecosystems.artifacts import CANDIDATE
+from matrix.ecosystems.discovery import Discovery
+from matrix.errors import InfraError, UnknownVersionError, UserError
+from matrix.execute.cache import cache_root
 from matrix.families.registry import FAMILIES
-from matrix.pipeline.config import Plan, load_plan
+from matrix.pipeline.config import Plan, RunSettings, load_plan
 from matrix.store.dataset import Dataset, Sources
+from matrix.store.results import Releases
+from matrix.versions import sorted_versions
 
-__all__ = ["DATA_ENV", "add_data_argument", "data_of", "err_console", "handshake_family", "load", "results_of",
-           "sources_of", "warn"]
+__all__ = ["DATA_ENV", "add_data_argument", "check_released", "data_of", "err_console", "handshake_family",
+           "known_releases", "load", "results_of", "sources_of", "warn"]
 
 # The committed history every command reads by default: data/ of the checkout, or where
 # COMPAT_MATRIX_DATA says (a tool run outside the checkout); COMPAT_MATRIX_DATA="" reads none
@@ -71,6 +77,34 @@ def data_of(args: argparse.Namespace, create: bool = False) -> Path | None:
 def sources_of(args: argparse.Namespace) -> Sources:
     """The committed history (``data_of``) and the local results (``--results``)."""
     return Sources(Path(args.results or "results"), data_of(args))
+
+
+def known_releases(frame: pd.DataFrame, sources: Sources) -> Releases:
+    """The releases the history and the results name: their lists, and every measured version."""
+    known = sources.releases()
+    for family, part in frame.groupby("family"):
+        for side in ("sdk", "cli"):
+            known.setdefault(str(family), {}).setdefault(side, {}).update(
+                dict.fromkeys(map(str, part[f"{side}_version"].unique()), None))
+    return known
+
+
+def check_released(family: str, side: str, version: str, known: Releases) -> None:
+    """``version`` of ``side`` is one ``known`` (the dataset's and the results' release lists)
+    names, or one its registry lists; else ``UnknownVersionError`` (exit 2). A registry that
+    cannot be asked is said, and the answer comes from what was measured."""
+    fam = FAMILIES[family]
+    if CANDIDATE in version or version in known.get(family, {}).get(side, {}):
+        return
+    eco, package = (fam.sdk_ecosystem, fam.sdk_package) if side == "sdk" else (fam.cli_ecosystem, fam.cli_package)
+    try:
+        releases = Discovery(cache_root() / "discovery", RunSettings().discovery_ttl_hours * 3600).releases(
+            eco, package, fam.version_hints)
+    except InfraError as err:
+        warn(f"cannot tell whether {package} {version} was released ({err}); answering from what was measured")
+        return
+    if version not in {r.version for r in releases}:
+        raise UnknownVersionError(package, version, sorted_versions([r.version for r in releases]))
 
 
 def handshake_family(name: str) -> str:

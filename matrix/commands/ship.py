@@ -13,7 +13,15 @@ from rich.console import Console
 
 from matrix.answers.gate import Difference, differences, ignoring, load_fleet, to_junit, to_markdown
 from matrix.answers.ship import can_i_ship, targets_of
-from matrix.commands.common import add_data_argument, data_of, err_console, handshake_family, load
+from matrix.commands.common import (
+    add_data_argument,
+    check_released,
+    data_of,
+    err_console,
+    handshake_family,
+    known_releases,
+    load,
+)
 from matrix.ecosystems import get
 from matrix.ecosystems.artifacts import CANDIDATE
 from matrix.ecosystems.discovery import Discovery
@@ -80,6 +88,11 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
     sources = Sources(results, data)
     history, _ = sources.frame()
     cand = candidate(family, "sdk" if args.sdk_artifact else "cli", Path(artifact)) if artifact else None
+    if not history.empty:
+        known = known_releases(history, sources)
+        for named_side, named in (("sdk", args.sdk), ("cli", args.cli)):
+            if named is not None:
+                check_released(family, named_side, named, known)
     side = cand.side if cand else ("sdk" if args.sdk else "cli")
     other = "cli" if side == "sdk" else "sdk"
     published = history[~history["sdk_version"].str.contains(CANDIDATE, regex=False)

@@ -3,8 +3,10 @@ environment cache say nothing about the SDK and differ per machine: shortened.""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from matrix.execute.storage import write_atomic
@@ -25,11 +27,23 @@ def redact(text: str) -> str:
 
 def _machine_roots() -> tuple[str, ...]:
     """Directories whose names differ per machine or say who ran it."""
-    import tempfile
+    return _roots(os.environ.get("HOME", ""), os.getcwd(), os.environ.get("COMPAT_MATRIX_CACHE", ""),  # noqa: PTH109
+                  os.environ.get("TMPDIR", ""))
 
-    found = {str(Path.home()), tempfile.gettempdir(), str(Path.cwd()), os.environ.get("COMPAT_MATRIX_CACHE", ""),
+
+@functools.lru_cache(maxsize=8)
+def _roots(_home: str, cwd: str, cache: str, _tmpdir: str) -> tuple[str, ...]:
+    # Keyed by what they are made of: a fold scrubs a hundred thousand strings.
+    found = {str(Path.home()), tempfile.gettempdir(), cwd, cache,
              "/root", "/tmp", "/var/tmp", "/home", "/Users"}  # noqa: S108 (names to cut, not to use)
     return tuple(sorted((r.rstrip("/") for r in found if r and r != "/"), key=len, reverse=True))
+
+
+@functools.lru_cache(maxsize=8)
+def _root_patterns(roots: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    alternatives = "|".join(re.escape(r) for r in roots)
+    return (re.compile(rf"(?:{alternatives})(?:/{_SEGMENT})*?/(?P<last>{_SEGMENT})(?=$|[\s'\"(),:;\]\[])"),
+            re.compile(rf"(?<![\w<>/])(?:{alternatives})(?=$|[\s'\"(),:;\]\[])"))
 
 
 _SEGMENT = r"[^/\s'\"(),:;\]\[]+"
@@ -40,10 +54,11 @@ def scrub_paths(text: str) -> str:
     any other path under a home, a temporary or a working directory cut to ``<path>/`` and
     its last part (which names the file, not the machine)."""
     text = redact(text)
-    roots = "|".join(re.escape(r) for r in _machine_roots())
-    pattern = re.compile(rf"(?:{roots})(?:/{_SEGMENT})*?/(?P<last>{_SEGMENT})(?=$|[\s'\"(),:;\]\[])")
-    text = pattern.sub(lambda m: f"<path>/{m.group('last')}", text)
-    text = re.sub(rf"(?<![\w<>/])(?:{roots})(?=$|[\s'\"(),:;\]\[])", "<path>", text)
+    if "/" not in text:
+        return text
+    under, bare = _root_patterns(_machine_roots())
+    text = under.sub(lambda m: f"<path>/{m.group('last')}", text)
+    text = bare.sub("<path>", text)
     # Any other absolute path of two or more parts outside the system's own directories (a
     # checkout such as /work/compat-matrix/matrix/..., a CI workspace): where it lives is the machine's.
     return _ELSEWHERE.sub(lambda m: f"<path>/{m.group('last')}", text)
