@@ -94,14 +94,16 @@ def _file_gone(data: Path) -> None:
 FAULTS: list[Fault] = [
     Fault("truncated last line", _truncate, _truncated_line),
     Fault("misspelt outcome", _misspell,
-          lambda d: rf"{re.escape(row_file_with(d).name)}:2: outcome '[^']+' is not one of the vocabulary.*\[rule: outcome\]"),
+          lambda d: rf"{re.escape(row_file_with(d).name)}:2: outcome '[^']+' is not one of the vocabulary"
+                    r".*\[rule: outcome\]"),
     Fault("duplicated row", _duplicate,
           lambda d: rf"{re.escape(row_file_with(d).name)}:\d+: a second row for .*\[rule: duplicate\]"),
     Fault("row in another release's file", _moved, lambda d: r":\d+: a row of .* belongs in .*\[rule: placement\]"),
     Fault("stray temporary file", _stray, lambda d: r"\.a1b2c3\.tmp: not in index\.json .*\[rule: listed\]"),
     Fault("index.json deleted", _index_gone, lambda d: r"index\.json: missing: .*\[rule: index\]"),
     Fault("index.json garbage", _index_garbage, lambda d: r"index\.json: not the dataset's manifest .*\[rule: index\]"),
-    Fault("index.json unknown schema", _index_schema, lambda d: r"index\.json: dataset schema 99, not 2.*\[rule: schema\]"),
+    Fault("index.json unknown schema", _index_schema,
+          lambda d: r"index\.json: dataset schema 99, not 2.*\[rule: schema\]"),
     Fault("a listed file deleted", _file_gone,
           lambda d: r"\.jsonl: listed in index\.json but missing \[rule: present\]"),
 ]

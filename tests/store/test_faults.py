@@ -28,7 +28,8 @@ REAL = ROOT / "data"
 def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dataset of real stored rows: every copilot-python cell of two SDK releases."""
     tmp = tmp_path_factory.mktemp("small")
-    rows = [r for r in Dataset(REAL).read()[0] if r.family == "copilot-python" and r.sdk_version in ("0.1.15", "1.0.27")]
+    rows = [r for r in Dataset(REAL).read()[0]
+            if r.family == "copilot-python" and r.sdk_version in ("0.1.15", "1.0.27")]
     store = Store(tmp / "results")
     for r in rows:
         store.append(r)
