@@ -1,20 +1,34 @@
-"""Typed exceptions. Each carries the offending value and says what to do about it.
+"""Typed exceptions, and the exit code each becomes. Each carries the offending value and says
+what to do about it.
 
 The CLI turns every ``UserError`` into one line on stderr and exit code 2; ``InfraError``
-is our side failing (registry, network, disk) and never becomes a verdict about an SDK.
+(``StorageError`` among them: a file we keep could not be written) is our side failing
+(registry, network, disk), exit 3, and never becomes a verdict about an SDK.
 """
 
 from __future__ import annotations
 
+import errno as _errno
+from pathlib import Path
+
 __all__ = [
+    "EXIT_INFRA",
+    "EXIT_INTERRUPTED",
+    "EXIT_USER",
     "ConfigError",
     "CorruptResultsError",
     "InfraError",
     "MatrixError",
+    "StorageError",
     "UninstallableError",
     "UnknownVersionError",
     "UserError",
+    "exit_code",
 ]
+
+EXIT_USER = 2  # bad input: a config, an argument, a file, a damaged dataset
+EXIT_INFRA = 3  # our side failed (or some cells of a run were infrastructure errors)
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
 
 
 class MatrixError(Exception):
@@ -65,6 +79,28 @@ class InfraError(MatrixError):
         super().__init__(f"{what}: {detail}{where}")
 
 
+_FIX = {
+    _errno.ENOSPC: "free space on that filesystem (or write to another one) and run again",
+    _errno.EDQUOT: "free space within your quota (or write to another filesystem) and run again",
+    _errno.EROFS: "the filesystem is read-only: remount it writable or write elsewhere",
+    _errno.ENOENT: "the directory vanished while the run wrote to it: restore it or write elsewhere",
+    _errno.EACCES: "this user may not write there: fix its permissions or write elsewhere",
+    _errno.EPERM: "this user may not write there: fix its permissions or write elsewhere",
+}
+
+
+class StorageError(InfraError):
+    """A file we keep could not be written: our infrastructure, never a verdict (exit 3)."""
+
+    def __init__(self, path: Path | str, err: OSError, kept: str = "") -> None:
+        self.path = str(path)
+        self.errno = err.errno
+        reason = err.strerror or str(err)
+        fix = _FIX.get(err.errno or 0, "check that filesystem and run again")
+        MatrixError.__init__(self, f"cannot write {self.path}: {reason}; {fix}{'; ' + kept if kept else ''}")
+        self.what, self.detail, self.log = f"cannot write {self.path}", reason, None
+
+
 class UninstallableError(MatrixError):
     """The registry no longer lets this exact version be installed (e.g. a dependency was
     unpublished). Recorded as the ``uninstallable`` outcome and not retried on every run."""
@@ -74,3 +110,8 @@ class UninstallableError(MatrixError):
         self.version = version
         self.detail = detail
         super().__init__(f"{package}=={version} cannot be installed: {detail}")
+
+
+def exit_code(err: MatrixError) -> int:
+    """The exit code of an error compat-matrix raised on purpose."""
+    return EXIT_INFRA if isinstance(err, InfraError) else EXIT_USER

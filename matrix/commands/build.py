@@ -7,11 +7,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from matrix.commands.common import sources_of, warn
+from matrix.commands.command import Command
+from matrix.commands.common import add_data_argument, sources_of, warn
 from matrix.errors import UserError
 from matrix.execute.cache import cache_root
 
-__all__ = ["cmd_build"]
+__all__ = ["COMMAND"]
 
 
 def cmd_build(args: argparse.Namespace, console: Console) -> int:
@@ -27,3 +28,13 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
     console.print(f"built {result.site}/ ({result.pages} generated pages; notebooks executed: "
                   f"{', '.join(ran) or 'none, all cached'}) in {result.seconds:.1f}s")
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", default=None, help="results directory (default: results)")
+    add_data_argument(parser)
+    parser.add_argument("--site", default="site", help="output directory (default: site)")
+    parser.add_argument("--root", default=".", help="repository root with mkdocs.yml, docs/, notebooks/")
+
+
+COMMAND = Command("build", "write the static site (MkDocs Material) from the stored results", _arguments, cmd_build)

@@ -21,8 +21,21 @@ from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Releases
 from matrix.versions import sorted_versions
 
-__all__ = ["DATA_ENV", "add_data_argument", "check_released", "data_of", "err_console", "handshake_family",
-           "known_releases", "load", "results_of", "sources_of", "warn"]
+__all__ = [
+    "DATA_ENV",
+    "add_config_arguments",
+    "add_data_argument",
+    "check_released",
+    "data_of",
+    "err_console",
+    "handshake_family",
+    "known_releases",
+    "load",
+    "positive",
+    "results_of",
+    "sources_of",
+    "warn",
+]
 
 # The committed history every command reads by default: data/ of the checkout, or where
 # COMPAT_MATRIX_DATA says (a tool run outside the checkout); COMPAT_MATRIX_DATA="" reads none
@@ -37,6 +50,23 @@ def add_data_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
     command does with it, when more than reading it."""
     parser.add_argument("--data", default=None, help=f"the committed history{what} (default: data when it is "
                                                          "there, or $COMPAT_MATRIX_DATA)")
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--family``, as the commands that plan from a config take them."""
+    parser.add_argument("--config", default="matrix.toml", help="the matrix config (default: matrix.toml)")
+    parser.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
+
+
+def positive(text: str) -> int:
+    """An argument that is a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
+    return n
 
 
 def warn(text: str) -> None:

@@ -6,14 +6,15 @@ import argparse
 
 from rich.console import Console
 
-from matrix.commands.common import load, warn
+from matrix.commands.command import Command
+from matrix.commands.common import add_config_arguments, load, warn
 from matrix.ecosystems.discovery import Discovery
 from matrix.execute.cache import cache_root
 from matrix.families.registry import FAMILIES
 from matrix.pipeline.planning import resolve
 from matrix.versions import sort_key
 
-__all__ = ["cmd_discover"]
+__all__ = ["COMMAND"]
 
 
 def cmd_discover(args: argparse.Namespace, console: Console) -> int:
@@ -34,3 +35,11 @@ def cmd_discover(args: argparse.Namespace, console: Console) -> int:
     for w in disc.warnings:
         warn(w)
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_config_arguments(parser)
+    parser.add_argument("--refresh", action="store_true", help="ignore the cached release lists")
+
+
+COMMAND = Command("discover", "list released versions and what the config selects", _arguments, cmd_discover)

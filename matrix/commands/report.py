@@ -9,11 +9,12 @@ from pathlib import Path
 from rich.console import Console
 
 from matrix.answers.report import print_report, to_csv, to_json
-from matrix.commands.common import sources_of, warn
+from matrix.commands.command import Command
+from matrix.commands.common import add_data_argument, sources_of, warn
 from matrix.errors import UserError
 from matrix.execute.storage import write_atomic
 
-__all__ = ["cmd_report"]
+__all__ = ["COMMAND"]
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
@@ -36,3 +37,14 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", default=None, help="results directory (default: results)")
+    add_data_argument(parser)
+    parser.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
+    parser.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    parser.add_argument("--output", default=None, help="write to this file (atomically) instead of stdout")
+
+
+COMMAND = Command("report", "print or export the stored results", _arguments, cmd_report)

@@ -4,23 +4,22 @@ sees of them (a progress bar per phase, a line per cell, the matrix at the end).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from matrix.answers.report import print_report
-from matrix.commands.common import data_of
+from matrix.commands.command import Command
+from matrix.commands.common import add_config_arguments, add_data_argument, data_of, err_console, load, positive
 from matrix.errors import UserError
 from matrix.model import OUTCOME_INFO, Outcome, Row
 from matrix.pipeline.candidates import candidate
-from matrix.pipeline.config import Plan
 from matrix.pipeline.shard import parse_shard
 from matrix.pipeline.workflow import RunRequest, execute
 from matrix.store.dataset import Sources
 
-__all__ = ["cmd_run"]
+__all__ = ["COMMAND", "RichReporter"]
 
 
 class RichReporter:
@@ -60,9 +59,9 @@ class RichReporter:
         print_report(frame[frame["family"].isin(families)], self.console)
 
 
-def cmd_run(args: argparse.Namespace, console: Console, err: Console, load: Callable[[], Plan]) -> int:
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
     shard = parse_shard(args.shard) if args.shard else None  # bad input fails before anything is touched
-    plan = load()
+    plan = load(args)
     candidates = []
     for side, path in (("sdk", args.sdk_artifact), ("cli", args.cli_artifact)):
         if path:
@@ -75,6 +74,34 @@ def cmd_run(args: argparse.Namespace, console: Console, err: Console, load: Call
                          families=args.family, sdk=args.sdk, cli=args.cli, probes=args.probe, jobs=args.jobs,
                          force=args.force, stale=args.stale, repeat=args.repeat, new=args.new, refresh=args.refresh,
                          shard=shard, wait=args.wait, candidates=candidates)
-    ui = RichReporter(console, err)
+    ui = RichReporter(console, err_console)
     with ui.progress:
         return execute(request, ui)
+
+
+def _arguments(r: argparse.ArgumentParser) -> None:
+    add_config_arguments(r)
+    r.add_argument("--sdk", action="append", default=[], metavar="V", help="only this SDK version (repeatable)")
+    r.add_argument("--cli", action="append", default=[], metavar="V", help="only this CLI version (repeatable)")
+    r.add_argument("--probe", action="append", default=[], help="only this probe kind (repeatable)")
+    r.add_argument("--jobs", type=positive, default=None, help="cells measured at once")
+    r.add_argument("--results", default=None, help="results directory (default from the config)")
+    r.add_argument("--force", action="store_true", help="re-measure cells already measured")
+    r.add_argument("--repeat", type=positive, default=1, metavar="N",
+                   help="measure every planned cell N times; one whose outcome differs is marked flaky")
+    r.add_argument("--new", action="store_true",
+                   help="ask the registries now and measure only cells of releases no earlier run selected")
+    r.add_argument("--shard", default=None, metavar="i/n",
+                   help="measure only shard i of n (whole SDK versions per shard; merge with `merge`)")
+    add_data_argument(r, ": its cells are not measured again")
+    r.add_argument("--stale", action="store_true",
+                   help="also re-measure cells measured by older rules of their probe, and harness errors")
+    r.add_argument("--refresh", action="store_true", help="ask the registries for their releases now")
+    r.add_argument("--wait", action="store_true", help="wait for a run that holds the results directory")
+    r.add_argument("--sdk-artifact", default=None, metavar="FILE",
+                   help="measure a candidate SDK build (wheel, sdist, npm tarball) instead of the SDK selection; "
+                        "its cells go to candidates/ (never the dataset)")
+    r.add_argument("--cli-artifact", default=None, metavar="FILE", help="the same for a candidate CLI build")
+
+
+COMMAND = Command("run", "measure the cells not yet measured", _arguments, cmd_run)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from matrix.answers.gate import Difference, differences, ignoring, load_fleet, to_junit, to_markdown
 from matrix.answers.ship import can_i_ship, targets_of
+from matrix.commands.command import Command
 from matrix.commands.common import (
     add_data_argument,
     check_released,
@@ -34,7 +34,7 @@ from matrix.pipeline.workflow import RunRequest, execute
 from matrix.store.dataset import Sources
 from matrix.versions import apply_selection, sorted_versions
 
-__all__ = ["add_parser", "cmd_can_i_ship"]
+__all__ = ["COMMAND"]
 
 
 def _fleet_targets(args: argparse.Namespace, family: str, other: str) -> list[str]:
@@ -145,9 +145,7 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
     return decision.exit_code
 
 
-def add_parser(sub: Any) -> None:
-    s = sub.add_parser("can-i-ship", help="yes (0) / no (1) / unknown (2): does a release, or a candidate build, "
-                                          "work with the other side")
+def _arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--family", required=True)
     s.add_argument("--sdk", default=None, metavar="V", help="the SDK release to ship")
     s.add_argument("--cli", default=None, metavar="V", help="the CLI release to ship (both: a proposed pin pair)")
@@ -166,3 +164,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--markdown", default=None, metavar="FILE", help="also write a Markdown summary (GitHub's job "
                                                                    "summary)")
     s.add_argument("--junit", default=None, metavar="FILE", help="also write JUnit XML: one test case per pair")
+
+
+COMMAND = Command("can-i-ship", "yes (0) / no (1) / unknown (2): does a release, or a candidate build, work with the "
+                                "other side", _arguments, cmd_can_i_ship)

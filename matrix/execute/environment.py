@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-from matrix.errors import InfraError, UninstallableError
+from matrix.errors import InfraError, StorageError, UninstallableError
 from matrix.execute import proc
 from matrix.execute.cache import dir_size, locked
 from matrix.execute.sandbox import install_env
@@ -192,6 +192,8 @@ def with_retries(action: Callable[[], bool], retries: int, base_delay: float = 2
     for attempt in range(retries + 1):
         try:
             return action()
+        except StorageError:
+            raise  # a file we keep could not be written: asking again writes no more
         except InfraError:
             if attempt == retries:
                 raise

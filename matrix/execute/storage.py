@@ -15,30 +15,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from matrix.errors import MatrixError
+from matrix.errors import StorageError
 
 __all__ = ["StorageError", "ensure_room", "write_atomic", "writing"]
-
-_FIX = {
-    errno.ENOSPC: "free space on that filesystem (or write to another one) and run again",
-    errno.EDQUOT: "free space within your quota (or write to another filesystem) and run again",
-    errno.EROFS: "the filesystem is read-only: remount it writable or write elsewhere",
-    errno.ENOENT: "the directory vanished while the run wrote to it: restore it or write elsewhere",
-    errno.EACCES: "this user may not write there: fix its permissions or write elsewhere",
-    errno.EPERM: "this user may not write there: fix its permissions or write elsewhere",
-}
-
-
-class StorageError(MatrixError):
-    """A file we keep could not be written: our infrastructure, never a verdict (exit 3)."""
-
-    def __init__(self, path: Path | str, err: OSError, kept: str = "") -> None:
-        self.path = str(path)
-        self.errno = err.errno
-        reason = err.strerror or str(err)
-        fix = _FIX.get(err.errno or 0, "check that filesystem and run again")
-        super().__init__(f"cannot write {self.path}: {reason}; {fix}{'; ' + kept if kept else ''}")
-
 
 @contextlib.contextmanager
 def writing(path: Path | str, kept: str = "") -> Iterator[None]:

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from matrix import rules_version
-from matrix.errors import InfraError, UninstallableError
+from matrix.errors import InfraError, StorageError, UninstallableError
 from matrix.execute import proc
 from matrix.execute.environment import Environment, evict, make_env, with_retries
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.load import load_per_core
 from matrix.execute.schedule import Hold, Prefetcher, Slots, Uses, Window
 from matrix.execute.scratch import Scratch
-from matrix.execute.storage import StorageError
 from matrix.families.base import Family
 from matrix.families.registry import FAMILIES
 from matrix.model import NO_CLI, Cell, CellSettings, Outcome, Row
@@ -173,6 +172,8 @@ class Runner:
             t0 = time.monotonic()
             try:
                 built = with_retries(env.create, self.plan.run.install_retries)
+            except StorageError:
+                raise  # nowhere to keep what is measured: the run ends (not this release's failure)
             except UninstallableError as err:
                 marker.parent.mkdir(parents=True, exist_ok=True)
                 marker.write_text(json.dumps({"detail": err.detail, "at": time.time()}))
@@ -228,6 +229,8 @@ class Runner:
             for side, env in needed:
                 try:
                     self.ensure(env)
+                except StorageError:
+                    raise
                 except UninstallableError as err:
                     return self._infra_row(cell, Outcome.UNINSTALLABLE, side, err)
                 except InfraError as err:
@@ -258,6 +261,8 @@ class Runner:
                 if not (sdk.is_ready() and (other is None or other.is_ready())):
                     raise _Evicted  # removed between our check and our shared lock
                 row = family.measure(cell, sdk, other, self)
+        except StorageError:
+            raise
         except InfraError as err:
             return self._infra_row(cell, Outcome.INFRA_ERROR, "harness", err)
         if self.reaper.cancelled:

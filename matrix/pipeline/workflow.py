@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from matrix.ecosystems.discovery import Discovery
+from matrix.errors import EXIT_INFRA
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
@@ -25,9 +26,7 @@ from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Releases, Store, load_releases, save_releases
 
-__all__ = ["EXIT_INFRA", "STEPS", "Reporter", "RunRequest", "RunState", "execute"]
-
-EXIT_INFRA = 3
+__all__ = ["STEPS", "Reporter", "RunRequest", "RunState", "execute"]
 
 
 class Reporter(Protocol):

@@ -24,9 +24,9 @@ import pandas as pd
 from matrix import HARNESS_VERSION, __version__
 from matrix.answers.changes import notes_of
 from matrix.answers.report import INTEGER_COLUMNS, REPORT_COLUMNS, records
-from matrix.errors import InfraError, UserError
+from matrix.errors import InfraError, StorageError, UserError
 from matrix.execute import proc
-from matrix.execute.storage import StorageError, writing
+from matrix.execute.storage import writing
 from matrix.families.cosmo.pages import checks_in, standin_frame
 from matrix.families.registry import FAMILIES
 from matrix.site.answers_pages import drift_page

@@ -13,7 +13,7 @@ from matrix.answers.diff import diff_frames
 from matrix.answers.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
 from matrix.answers.ship import can_i_ship
 from matrix.commands.cli import main
-from matrix.store.results import Store, load_frame
+from matrix.store.results import Store, load_frame, save_releases
 from tests.conftest import make_row
 
 EXACT_2 = {"SDK_PROTOCOL_VERSION": 2}
@@ -78,6 +78,8 @@ def test_can_i_ship_command_exit_codes_and_json(tmp_path: Path, capsys: pytest.C
     assert main(["can-i-ship", "--family", "copilot-python", "--cli", "2.1.0", "--against", "all",
                  "--results", results]) == 1
     capsys.readouterr()
+    # A release the results list (released) but never measured against this SDK: unknown, never yes.
+    save_releases(Path(results), {"copilot-python": {"sdk": {"1.0.0": None}, "cli": {"7.7.7": None}}})
     assert main(["can-i-ship", "--family", "copilot-python", "--sdk", "1.0.0", "--cli", "7.7.7", "--json",
                  "--results", results]) == 2
     doc = json.loads(capsys.readouterr().out)

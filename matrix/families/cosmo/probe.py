@@ -14,10 +14,11 @@ from typing import Any
 
 from matrix import rules_version
 from matrix.ecosystems.pypi_env import UvVenv
+from matrix.errors import StorageError
 from matrix.execute import proc
 from matrix.execute.redaction import redact, redact_file, strip_paths
 from matrix.execute.sandbox import sandbox
-from matrix.execute.storage import StorageError, writing
+from matrix.execute.storage import writing
 from matrix.families.cosmo import background
 from matrix.families.cosmo.checks import SET_PREFIX, set_frames, set_target
 from matrix.families.cosmo.standin import Scenario

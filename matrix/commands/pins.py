@@ -1,5 +1,5 @@
-"""The release managers' commands: pins (with --bisect) and diff (can-i-ship: ship.py). Wiring
-only; the answers are computed in analysis.py, bisect.py and diff.py."""
+"""`compat-matrix pins`: the other side's measured working range(s) of one release, in its
+ecosystem's own syntax, and with --bisect the exact boundaries among unmeasured releases."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from rich.console import Console
 
 from matrix.answers.analysis import handshake, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
-from matrix.answers.diff import diff_frames, render_text, to_json
-from matrix.commands.common import add_data_argument, check_released, handshake_family, known_releases, sources_of
-from matrix.commands.ship import add_parser as add_ship_parser
+from matrix.commands.command import Command
+from matrix.commands.common import add_data_argument, check_released, handshake_family, known_releases, load, sources_of
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
 from matrix.execute import proc
@@ -24,11 +23,11 @@ from matrix.execute.cache import cache_root
 from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
-from matrix.store.dataset import Dataset, Sources
-from matrix.store.results import ROWS_FILE, Store, frame_of, load_frame
+from matrix.store.dataset import Sources
+from matrix.store.results import Store
 from matrix.versions import sorted_versions
 
-__all__ = ["add_parsers", "cmd_diff", "cmd_pins"]
+__all__ = ["COMMAND"]
 
 
 def _frame(sources: Sources) -> pd.DataFrame:
@@ -73,7 +72,7 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
     return found
 
 
-def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = None) -> int:
+def cmd_pins(args: argparse.Namespace, console: Console) -> int:
     family = handshake_family(args.family)
     if (args.sdk is None) == (args.cli is None):
         raise UserError("pins needs exactly one of --sdk V or --cli V")
@@ -83,8 +82,7 @@ def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = Non
     check_released(family, side, version, known_releases(frame, sources))
     boundaries: list[dict[str, Any]] = []
     if args.bisect:
-        assert plan is not None
-        boundaries = _bisect(args, plan, frame, console)
+        boundaries = _bisect(args, load(args), frame, console)
         frame = _frame(sources_of(args))  # with the probed cells
     specs = pin_lines(frame, family, args.sdk, args.cli)
     leaky = pin_lines(frame, family, args.sdk, args.cli, leaky=True)
@@ -110,32 +108,7 @@ def cmd_pins(args: argparse.Namespace, console: Console, plan: Plan | None = Non
     return 0
 
 
-def _rows_of(text: str) -> pd.DataFrame:
-    """A results directory (or its rows file), or a dataset such as data/."""
-    path = Path(text)
-    if path.is_file() and path.name == ROWS_FILE:
-        path = path.parent
-    if (path / ROWS_FILE).exists():
-        return load_frame(path)[0]
-    if Dataset(path).present():
-        return frame_of(Dataset(path).read()[0])
-    raise UserError(f"{text}: no {ROWS_FILE} and no dataset there; pass a results directory, its {ROWS_FILE}, "
-                    "or a dataset directory such as data")
-
-
-def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    old, new = _rows_of(args.old), _rows_of(args.new)
-    changes = diff_frames(old, new)
-    if args.json:
-        print(to_json(changes))
-    else:
-        console.print(render_text(changes), end="", highlight=False, soft_wrap=True)
-    return 0
-
-
-def add_parsers(sub: Any) -> None:
-    add_ship_parser(sub)
-    p = sub.add_parser("pins", help="the other side's measured working range(s) as pip or npm specifiers")
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default="matrix.toml", help="the matrix config (for --bisect)")
     p.add_argument("--family", required=True)
     p.add_argument("--sdk", default=None, metavar="V")
@@ -144,7 +117,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--results", default="results")
     add_data_argument(p)
     p.add_argument("--json", action="store_true")
-    d = sub.add_parser("diff", help="cells whose outcome changed between two result sets, regressions first")
-    d.add_argument("old", help="the older results directory (or its rows.jsonl)")
-    d.add_argument("new", help="the newer results directory (or its rows.jsonl)")
-    d.add_argument("--json", action="store_true")
+
+
+COMMAND = Command("pins", "the other side's measured working range(s) as pip or npm specifiers", _arguments, cmd_pins)

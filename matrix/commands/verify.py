@@ -1,0 +1,69 @@
+"""`compat-matrix verify`: a stratified random sample of stored cells measured again; exit 1
+on any disagreement, with both rows."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+
+from matrix.answers.verify import Check, agreement, sample
+from matrix.commands.command import Command
+from matrix.commands.common import add_config_arguments, add_data_argument, load, positive, sources_of
+from matrix.errors import EXIT_INFRA, UserError
+from matrix.execute import proc
+from matrix.execute.cache import cache_root
+from matrix.model import Cell
+from matrix.pipeline.runner import Runner
+from matrix.store.results import Store
+
+__all__ = ["COMMAND"]
+
+
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    """Re-measure a stratified random sample of stored cells; exit 1 on any disagreement."""
+    plan = load(args)
+    sources = sources_of(args)
+    rows, _ = sources.rows()
+    if args.family:
+        rows = [r for r in rows if r.family in args.family]
+    chosen = sample(rows, args.sample, args.seed)
+    if not chosen:
+        raise UserError(f"no stored verdicts to verify in {sources.data or sources.results}")
+    console.print(f"verifying {len(chosen)} of {len(rows)} stored cells (seed {args.seed}), stratified by family "
+                  "and outcome")
+    with tempfile.TemporaryDirectory(prefix="compat-matrix-verify-") as tmp:
+        runner = Runner(plan, Store(Path(tmp)), cache_root(), proc.Reaper())
+        cells = [Cell(r.family, r.sdk_version, r.cli_version, r.probe, r.mutation) for r in chosen]
+        measured = {r.key(): r for r in runner.run(cells, args.jobs or plan.run.jobs)}
+    checks = [Check(r, measured.get(r.key())) for r in chosen]
+    for c in sorted(checks, key=lambda c: (c.verdict != "disagree", c.stored.key())):
+        r = c.stored
+        now = c.now.outcome if c.now else "not measured"
+        console.print(f"  {c.verdict:<9} {r.family} {r.probe} {r.mutation} sdk {r.sdk_version} × {r.cli_version}: "
+                      f"stored {r.outcome}, now {now}", highlight=False, soft_wrap=True)
+        if c.verdict == "disagree" and c.now is not None:
+            for label, row in (("stored", r), ("now", c.now)):
+                console.print(f"      {label:<6} {row.measured_at} harness {row.harness_version}: "
+                              f"{(row.error_message or '').strip()[:300]}", highlight=False, soft_wrap=True)
+    agree, disagree, unknown = agreement(checks)
+    judged = agree + disagree
+    share = f"{100 * agree / judged:.1f} %" if judged else "n/a"
+    console.print(f"agreement: {agree} of {judged} ({share}); {disagree} disagree; {unknown} could not be "
+                  "re-measured (infrastructure or harness errors: not counted)")
+    return 1 if disagree else (EXIT_INFRA if unknown else 0)
+
+
+def _arguments(v: argparse.ArgumentParser) -> None:
+    add_config_arguments(v)
+    v.add_argument("--sample", type=positive, required=True, metavar="N", help="how many cells")
+    v.add_argument("--seed", type=int, default=0, metavar="S", help="the random draw (default: 0)")
+    v.add_argument("--results", default="results", help="local results (default: results)")
+    add_data_argument(v)
+    v.add_argument("--jobs", type=positive, default=None, help="cells measured at once")
+
+
+COMMAND = Command("verify", "re-measure a random sample of stored cells; exit 1 on any disagreement", _arguments,
+                  cmd_verify)
