@@ -12,8 +12,8 @@ from urllib.parse import quote
 from matrix import rules_current, rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
-__all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "embed_badge", "esc", "esc_raw", "flaky_mark",
-           "sortable", "yes_no"]
+__all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "cli_slug", "embed_badge", "esc", "esc_raw",
+           "flaky_mark", "num", "sdk_slug", "sortable", "yes_no"]
 
 
 # Front matter of a page whose tables need the width the table of contents would take.
@@ -89,3 +89,21 @@ def embed_badge(family: str, side: str, version: str, label: str, page: str) -> 
             f"other side, kept current by every publish (a [shields.io endpoint]({'../' * (page.count('/') - 1)}"
             f"{badge_path(family, side, version)}) document).{where} For a README:", "",
             "```markdown", snippet, "```", ""]
+
+
+def num(value: Any) -> str:
+    """A number as a page shows it: a whole number without a point, nothing for a missing one."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(int(value)) if isinstance(value, (int, float)) and float(value).is_integer() else f"{value}"
+
+
+def sdk_slug(v: str) -> str:
+    """An SDK release's page, in its family's folder of versions."""
+    return f"sdk-{v}"
+
+
+def cli_slug(v: str) -> str:
+    """A release of the other side's page, in its family's folder of versions."""
+    return f"cli-{v}"
+

@@ -17,6 +17,7 @@ import pandas as pd
 from matrix.answers.analysis import pin_lines
 from matrix.answers.diff import RANK, change_kind
 from matrix.families.registry import FAMILIES
+from matrix.present.rows import Rows
 from matrix.store.changelog import Entry, Move
 from matrix.versions import sorted_versions
 
@@ -75,8 +76,9 @@ class ReleaseNote:
         return works + broke
 
 
-def _note(frame: pd.DataFrame, family: str, side: str, version: str) -> ReleaseNote:
+def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> ReleaseNote:
     fam = FAMILIES.get(family)
+    frame = given.frame if isinstance(given, Rows) else given
     package = (fam.sdk_package if side == "sdk" else fam.cli_package) if fam else family
     other_package = (fam.cli_package if side == "sdk" else fam.sdk_package) if fam else "?"
     rows = frame[frame["family"] == family][["probe", "mutation", "sdk_version", "cli_version", "outcome",
@@ -86,10 +88,10 @@ def _note(frame: pd.DataFrame, family: str, side: str, version: str) -> ReleaseN
     at = axis.index(version)
     previous = axis[at - 1] if at else None
     works = leaks = []
-    if fam is not None and not fam.standin and not mine[mine["probe"] == "handshake"].empty:
+    if fam is not None and fam.pair_probe and not mine[mine["probe"] == fam.pair_probe].empty:
         sdk, cli = (version, None) if side == "sdk" else (None, version)
-        works = pin_lines(frame, family, sdk, cli)
-        leaks = pin_lines(frame, family, sdk, cli, leaky=True)
+        works = pin_lines(given, family, sdk, cli)
+        leaks = pin_lines(given, family, sdk, cli, caveat=True)
     broke: list[Broken] = []
     if previous is not None:
         before = rows[rows[_THIS[side]] == previous]
@@ -109,7 +111,7 @@ def _note(frame: pd.DataFrame, family: str, side: str, version: str) -> ReleaseN
     return ReleaseNote(family, side, package, version, other_package, previous, works, leaks, broke, counts)
 
 
-def notes_of(frame: pd.DataFrame, entry: Entry) -> list[ReleaseNote]:
+def notes_of(frame: pd.DataFrame | Rows, entry: Entry) -> list[ReleaseNote]:
     """A note for every release ``entry`` added, read from ``frame`` (the dataset as it is
     now): the CLI releases first (they break pinned SDKs), then the SDK releases."""
     out = []

@@ -23,7 +23,7 @@ from xml.etree import ElementTree as ET
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from matrix.answers.analysis import handshake
+from matrix.answers.analysis import pairs
 from matrix.answers.diff import change_kind
 from matrix.answers.ship import Decision, Judged
 from matrix.errors import UserError
@@ -84,7 +84,7 @@ class Difference:
 
 def differences(frame: pd.DataFrame, family: str, side: str, version: str, baseline: str,
                 others: list[str]) -> list[Difference]:
-    sub = handshake(frame, family)
+    sub = pairs(frame, family)
     this, other = ("sdk_version", "cli_version") if side == "sdk" else ("cli_version", "sdk_version")
 
     def cells(v: str) -> dict[str, Mapping[Any, Any]]:

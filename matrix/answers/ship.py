@@ -22,8 +22,10 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from matrix.answers.analysis import WORKS, handshake
+from matrix.answers.analysis import pairs
 from matrix.errors import UserError
+from matrix.families.base import Family
+from matrix.families.registry import FAMILIES
 from matrix.model import Outcome
 from matrix.probes.verdict import DOES_NOT_START
 from matrix.versions import sorted_versions
@@ -63,10 +65,10 @@ class Decision:
 
 def targets_of(frame: pd.DataFrame, family: str, side: str, against: str) -> list[str]:
     """The other side's releases ``against`` names, from the measured history."""
-    return _targets(handshake(frame, family), side, against)
+    return _targets(FAMILIES[family], pairs(frame, family), side, against)
 
 
-def _targets(sub: pd.DataFrame, side: str, against: str) -> list[str]:
+def _targets(fam: Family, sub: pd.DataFrame, side: str, against: str) -> list[str]:
     other = "cli_version" if side == "sdk" else "sdk_version"
     this = "sdk_version" if side == "sdk" else "cli_version"
     measured = sorted_versions(sub[other])
@@ -82,32 +84,36 @@ def _targets(sub: pd.DataFrame, side: str, against: str) -> list[str]:
         return measured[-n:]
     if against == "supported":
         newest = sorted_versions(sub[this])[-1]
-        ok = sub[(sub[this] == newest) & sub["outcome"].isin(WORKS)]
+        mine = sub[sub[this] == newest]
+        ok = mine[fam.works(mine)]
         return sorted_versions(ok[other])
     return [against]  # one version: a proposed pin pair
 
 
-def _judge(sdk: str, cli: str, outcome: str | None, error: str | None, leaked: list[str] | None = None,
-           error_type: str | None = None, side: str = "sdk") -> Judged:
-    if error_type == DOES_NOT_START:
+def _judge(fam: Family, sdk: str, cli: str, cell: pd.DataFrame, side: str = "sdk") -> Judged:
+    """A pair's verdict from its cell (empty: never measured), with what else its user meets
+    (``Family.aside``: a failed start that also left the CLI running: the user hits both)."""
+    if cell.empty:
+        return Judged(sdk, cli, None, "unknown", "never measured")
+    rec = cell.iloc[0].to_dict()
+    outcome, error = str(rec["outcome"]), rec.get("error_message")
+    error = error if isinstance(error, str) else None
+    if rec.get("error_type") == DOES_NOT_START:
         # A fact about the other side's release: shipping it is a no; an SDK shipped beside it
         # meets a release no deployment here can run (skipped, as an uninstallable one).
         first = (error or "").strip().splitlines()[:1]
-        reason = first[0][:300] if first else outcome or ""
+        reason = first[0][:300] if first else outcome
         return Judged(sdk, cli, outcome, "no" if side == "cli" else "skipped", reason)
-    judged = _judge_outcome(sdk, cli, outcome, error)
-    if leaked and "running after stop()" not in judged.reason:
-        # A failed start that also left the CLI running: the user hits both.
-        return Judged(sdk, cli, outcome, judged.verdict, f"{judged.reason}; left {', '.join(leaked)} running after "
-                                                         "stop()")
+    judged = _judge_outcome(sdk, cli, outcome, error, bool(fam.works(cell).iloc[0]))
+    aside = fam.aside(rec)
+    if aside and aside not in judged.reason:
+        return Judged(sdk, cli, outcome, judged.verdict, f"{judged.reason}; {aside}")
     return judged
 
 
-def _judge_outcome(sdk: str, cli: str, outcome: str | None, error: str | None) -> Judged:
-    if outcome is None:
-        return Judged(sdk, cli, None, "unknown", "never measured")
-    if outcome in WORKS:
-        return Judged(sdk, cli, outcome, "yes", "measured compatible")
+def _judge_outcome(sdk: str, cli: str, outcome: str, error: str | None, works: bool) -> Judged:
+    if works:
+        return Judged(sdk, cli, outcome, "yes", f"measured {outcome}")
     if outcome in UNKNOWN:
         return Judged(sdk, cli, outcome, "unknown", f"measured only as {outcome}: not a verdict")
     if outcome in SKIPPED:
@@ -121,31 +127,27 @@ def can_i_ship(frame: pd.DataFrame, family: str, sdk: str | None = None, cli: st
     """Ship ``sdk`` (against CLIs) or ``cli`` (against SDKs); both given: the pin pair.
     ``targets``: the other side's releases to judge against, named (a fleet's), instead of
     ``against``'s rule."""
-    sub = handshake(frame, family)
+    fam = FAMILIES[family]
+    sub = pairs(frame, family)
     if sub.empty:
-        raise UserError(f"no handshake results for family {family!r}; run `compat-matrix run --family {family}`")
+        raise UserError(f"no {fam.pair_probe or 'pair'} results for family {family!r}; run `compat-matrix run "
+                        f"--family {family}`")
     if targets is not None and (sdk is None) != (cli is None):
         side, version = ("sdk", sdk) if sdk is not None else ("cli", cli)
         assert version is not None
     elif sdk is not None and cli is not None:
         side, version, targets, against = "sdk", sdk, [cli], cli
     elif sdk is not None:
-        side, version, targets = "sdk", sdk, _targets(sub, "sdk", against)
+        side, version, targets = "sdk", sdk, _targets(fam, sub, "sdk", against)
     elif cli is not None:
-        side, version, targets = "cli", cli, _targets(sub, "cli", against)
+        side, version, targets = "cli", cli, _targets(fam, sub, "cli", against)
     else:
         raise UserError("name the release to ship: --sdk V or --cli V (both: a proposed pin pair)")
     cells = []
     for other in targets:
         pair = (version, other) if side == "sdk" else (other, version)
         hit = sub[(sub["sdk_version"] == pair[0]) & (sub["cli_version"] == pair[1])]
-        outcome = str(hit["outcome"].iloc[0]) if not hit.empty else None
-        error = hit["error_message"].iloc[0] if not hit.empty else None
-        leaked = hit["leaked"].iloc[0] if not hit.empty and "leaked" in hit else None
-        kind = hit["error_type"].iloc[0] if not hit.empty else None
-        cells.append(_judge(pair[0], pair[1], outcome, error if isinstance(error, str) else None,
-                            list(leaked) if isinstance(leaked, list) else None,
-                            kind if isinstance(kind, str) else None, side))
+        cells.append(_judge(fam, pair[0], pair[1], hit, side))
     verdicts = {c.verdict for c in cells}
     if "no" in verdicts:
         answer = "no"

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 
-from matrix.answers.analysis import handshake, pin_lines
+from matrix.answers.analysis import pairs, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.commands.command import Command
 from matrix.commands.common import add_data_argument, check_released, handshake_family, known_releases, load, sources_of
@@ -41,7 +41,7 @@ def _frame(sources: Sources) -> pd.DataFrame:
 def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: Console) -> list[dict[str, Any]]:
     """Close every working/failing gap of the asked version's row or column with real probes."""
     fam = FAMILIES[args.family]
-    sub = handshake(frame, args.family)
+    sub = pairs(frame, args.family)
     if args.sdk is not None:
         part = sub[sub["sdk_version"] == args.sdk]
         axis_col, ecosystem, package = "cli_version", fam.cli_ecosystem, fam.cli_package
@@ -57,7 +57,7 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
 
     def probe(version: str) -> str:
         sdk, cli = (args.sdk, version) if args.sdk is not None else (version, args.cli)
-        row = runner.measure(Cell(args.family, sdk, cli, "handshake"))
+        row = runner.measure(Cell(args.family, sdk, cli, str(fam.pair_probe)))
         outcome = row.outcome if row is not None else "infra-error"
         console.print(f"  probed sdk {sdk} × cli {cli}: {outcome}", highlight=False)
         return outcome
@@ -85,7 +85,7 @@ def cmd_pins(args: argparse.Namespace, console: Console) -> int:
         boundaries = _bisect(args, load(args), frame, console)
         frame = _frame(sources_of(args))  # with the probed cells
     specs = pin_lines(frame, family, args.sdk, args.cli)
-    leaky = pin_lines(frame, family, args.sdk, args.cli, leaky=True)
+    leaky = pin_lines(frame, family, args.sdk, args.cli, caveat=True)
     if args.json:
         def bare(lines: list[str]) -> list[str]:
             return [s.strip('"') for s in lines]  # the quotes are for a shell

@@ -64,12 +64,13 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
 
     kept = data_of(args)
     others = {"sdk": targets if cand.side == "cli" else [], "cli": targets if cand.side == "sdk" else []}
-    requests = [RunRequest(plan=load(args), results=results, data=kept, families=[cand.family], probes=["handshake"],
+    probes = [str(FAMILIES[cand.family].pair_probe)]
+    requests = [RunRequest(plan=load(args), results=results, data=kept, families=[cand.family], probes=probes,
                            candidates=[cand], sdk=others["sdk"], cli=others["cli"])]
     if baseline is not None:
         sdk, cli = ([baseline], others["cli"]) if cand.side == "sdk" else (others["sdk"], [baseline])
         requests.append(RunRequest(plan=load(args), results=results, data=kept, families=[cand.family],
-                                   probes=["handshake"], sdk=sdk, cli=cli))
+                                   probes=probes, sdk=sdk, cli=cli))
     for request in requests:
         ui = Progress(err_console, err_console)
         with ui.progress:

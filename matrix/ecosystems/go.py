@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from matrix.ecosystems import Listing, Run
+from matrix.ecosystems.base import Listing, Run
 from matrix.ecosystems.gotool import go_command
 from matrix.errors import InfraError
 from matrix.execute import proc
 from matrix.versions import Release, semver_is_prerelease, semver_key
 
-__all__ = ["Go", "fetch_go"]
+__all__ = ["ECOSYSTEM", "Go", "fetch_go"]
 
 
 _GO_REFUSED = re.compile(r"(403|404|410|not available|not found|unknown revision|invalid version)", re.I)
@@ -89,3 +89,6 @@ class Go:
                  f"// works: {span}" + (", except the versions excluded below" if bad_inside else "")]
         lines += [f"exclude {package} {tag(v)}" for v in bad_inside]
         return lines
+
+
+ECOSYSTEM = Go()  # registered in pyproject.toml (compat_matrix.ecosystems)

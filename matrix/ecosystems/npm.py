@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from matrix.ecosystems import Listing, Run
+from matrix.ecosystems.base import Listing, Run
 from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.sandbox import install_env
 from matrix.versions import Release, semver_is_prerelease, semver_key
 
-__all__ = ["Npm", "fetch_npm"]
+__all__ = ["ECOSYSTEM", "Npm", "fetch_npm"]
 
 
 def fetch_npm(package: str) -> list[Release]:
@@ -52,3 +52,6 @@ class Npm:
 
     def pin(self, package: str, runs: Sequence[Run], bad_inside: Sequence[str]) -> list[str]:
         return [self.spec(package, r) for r in runs]
+
+
+ECOSYSTEM = Npm()  # registered in pyproject.toml (compat_matrix.ecosystems)

@@ -12,13 +12,13 @@ from typing import Any
 
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 
-from matrix.ecosystems import Listing, Run
+from matrix.ecosystems.base import Listing, Run
 from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.sandbox import install_env
 from matrix.versions import Release, is_prerelease, pep440_key
 
-__all__ = ["PyPI", "fetch_pypi", "pypi_index_url"]
+__all__ = ["ECOSYSTEM", "PyPI", "fetch_pypi", "pypi_index_url"]
 
 _PEP691 = "application/vnd.pypi.simple.v1+json"
 
@@ -105,3 +105,6 @@ class PyPI:
 
     def pin(self, package: str, runs: Sequence[Run], bad_inside: Sequence[str]) -> list[str]:
         return [self.spec(package, r) for r in runs]
+
+
+ECOSYSTEM = PyPI()  # registered in pyproject.toml (compat_matrix.ecosystems)

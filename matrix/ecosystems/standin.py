@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from matrix.ecosystems import Listing, Run
+from matrix.ecosystems.base import Listing, Run
 from matrix.errors import UserError
 
-__all__ = ["StandIn"]
+__all__ = ["ECOSYSTEM", "StandIn"]
 
 
 class StandIn:
@@ -30,3 +30,6 @@ class StandIn:
 
     def pin(self, package: str, runs: Sequence[Run], bad_inside: Sequence[str]) -> list[str]:
         return [f"{package} {r.first}" for r in runs]
+
+
+ECOSYSTEM = StandIn()  # registered in pyproject.toml (compat_matrix.ecosystems)

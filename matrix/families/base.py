@@ -17,17 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import pandas as pd
+
 from matrix.execute import proc
 from matrix.execute.environment import Environment
 from matrix.execute.forkserver import ForkServers
-from matrix.model import Cell, CellSettings, Row
+from matrix.model import Cell, CellSettings, Outcome, Row
+from matrix.present.grid import first_line
+from matrix.present.rows import Rows
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from matrix.store.dataset import Sources
+    from matrix.store.results import Releases
 
-__all__ = ["Context", "Family", "MakeEnv", "Planning"]
+__all__ = ["LETTERS", "Context", "Family", "MakeEnv", "Picture", "Planning", "SiteView", "Vocabulary"]
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Environment)
@@ -77,6 +80,55 @@ class Planning:
     rows: list[Row]
 
 
+@dataclass(frozen=True)
+class SiteView:
+    """What a family's pages are made from: every measured row (of every family, and the slices
+    asked of them, made once per build), the release dates, where evidence is read, and every
+    family (for the pages a kind of family shares)."""
+
+    rows: Rows
+    releases: Releases
+    sources: Sources
+    families: Mapping[str, Family]
+    generated_at: str
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.rows.frame
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A heatmap a family's pages show: ``cells`` across ``columns`` (in ``order``), SDK versions
+    down, saved as ``assets/<name>``."""
+
+    name: str
+    cells: pd.DataFrame
+    title: str
+    columns: str = "cli_version"
+    xlabel: str = "CLI version"
+    order: list[str] | None = None
+    bands: list[str] | None = None  # families drawn as bands on one shared axis, instead of one grid
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The outcomes a kind of cell ends in, titled for the site's legend; ``note``: Markdown the
+    legend shows after them (how the family's marks read)."""
+
+    title: str
+    outcomes: tuple[Outcome, ...]
+    note: str = ""
+    kind: str = ""  # what each of its outcomes' meanings starts with ("Tolerance: "), left out in the legend
+
+
+# A cell's letter in a matrix, by outcome: the one generic reading of a cell.
+LETTERS: dict[str, str] = {
+    "refused": "R", "launch-failed": "L", "hang": "H", "crashed": "C", "uninstallable": "U", "infra-error": "?",
+    "harness-error": "!", "surfaced": "S", "ignored": "I", "downgraded": "D", "lost": "X", "fatal": "F",
+    "not-applicable": "-", "kept": "K", "broken": "B"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Family(ABC):
     name: str
@@ -96,10 +148,29 @@ class Family(ABC):
     version_hints: tuple[tuple[str, str], ...] = ()
     # Python SDKs: the modules a warm server imports once per release (matrix/execute/forkserver.py).
     preload: tuple[str, ...] = ()
+    # The probe whose cells pair one release of each side: the site's matrix and release pages,
+    # the ranges, pins and can-i-ship are read from its cells (None: the family has none).
+    pair_probe: str | None = None
+    # What a pair that works, but not cleanly, leaves its user with ("": no such pairs).
+    caveat: str = ""
+    # The outcome vocabularies its probes use, for the site's legend.
+    vocabularies: tuple[Vocabulary, ...] = ()
+    # Its name in prose ("Cosmo"), and the home page's line pointing at its own pages (Markdown).
+    title: str = ""
+    guide: str = ""
+    # What a range of its pin guide stands on (Markdown; the site says each one once).
+    pin_guide: str = ("Ranges below are runs of **measured** versions that worked; a range spans only versions "
+                      "between two measured ones that both worked. Anything not listed was not measured.")
+    # The fields of a pair cell ``cell_label`` and ``cell_note`` read, besides its outcome and error.
+    cell_columns: tuple[str, ...] = ()
 
     @property
     def other_side(self) -> str:
         return "server" if self.standin else "CLI"
+
+    def front_page(self) -> str:
+        """Its page the site's home links to, from the site's root."""
+        return f"matrix/{self.name}.md"
 
     @abstractmethod
     def plan(self, phase: str, planning: Planning) -> list[Cell]:
@@ -117,9 +188,53 @@ class Family(ABC):
         """Measure one cell with its environments installed and held; an ``InfraError`` is our
         side failing, recorded as such."""
 
-    def pages(self, frame: pd.DataFrame, sources: Sources) -> dict[str, str]:
-        """Pages of this family's own (relative path -> Markdown), beside the matrix pages."""
+    # -- reading what was measured (for ranges, pins, can-i-ship and every page) ----------
+
+    def works(self, cells: pd.DataFrame) -> pd.Series:
+        """Which pair cells work as a user needs them to."""
+        return cells["outcome"] == Outcome.COMPATIBLE.value
+
+    def works_but(self, cells: pd.DataFrame) -> pd.Series:
+        """Which pair cells work, with ``caveat`` (none by default)."""
+        return pd.Series(False, index=cells.index)
+
+    def cell_label(self, rec: Mapping[Any, Any]) -> str:
+        """What a pair cell says in a matrix: its outcome's letter (a compatible cell: nothing)."""
+        return LETTERS.get(str(rec["outcome"]), "")
+
+    def cell_note(self, rec: Mapping[Any, Any]) -> str:
+        """What a pair cell's tooltip says after its outcome: the first line of its error."""
+        return first_line(rec)
+
+    def marks(self, cells: pd.DataFrame) -> list[str]:
+        """What the marks ``cell_label`` adds to ``cells`` mean, for a matrix's legend."""
+        return []
+
+    def aside(self, rec: Mapping[Any, Any]) -> str | None:
+        """What a user of this pair meets besides what its outcome and error say (None: nothing)."""
+        return None
+
+    # -- its pages --------------------------------------------------------------------------
+
+    def pages(self, view: SiteView) -> dict[str, str]:
+        """Pages of this family's own (relative path -> Markdown), beside the generic ones."""
         return {}
+
+    def pair_pages(self, view: SiteView) -> dict[str, str] | None:
+        """Its matrix and release pages, when it writes them itself (None: the site's own)."""
+        return None
+
+    def side_by_side(self, view: SiteView) -> dict[str, tuple[str, str]]:
+        """Pages under ``matrix/`` that set families side by side: relative path -> (page text,
+        what it shows, for the matrices' index). A page several families write is written once."""
+        return {}
+
+    def pictures(self, view: SiteView) -> list[Picture]:
+        """Every heatmap its pages show: by default its pair matrix's (a picture several
+        families give is drawn once)."""
+        if not self.pair_probe:
+            return []
+        return [Picture(f"heatmap-{self.name}.png", view.rows.pairs(self.name), f"{self.name}: {self.pair_probe}")]
 
     def reproduction(self, sdk_version: str, cli_version: str, api: Mapping[str, Any], name: str) -> str | None:
         """A shell script, saved as ``name``, that shows what ``sdk_version`` does against a

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from matrix.answers.analysis import Range, handshake, working_ranges
+from matrix.answers.analysis import Range, pairs, working_ranges
 from matrix.families.registry import FAMILIES
+from matrix.present.rows import Rows
 from matrix.versions import sorted_versions
 
 __all__ = ["AnswerLine", "answer_lines", "span_text"]
@@ -34,13 +35,13 @@ def span_text(rs: list[Range], limit: int = 3) -> str:
     return ", ".join(parts[-limit:]) + more
 
 
-def answer_lines(frame: pd.DataFrame) -> list[AnswerLine]:
+def answer_lines(frame: pd.DataFrame | Rows) -> list[AnswerLine]:
     out = []
-    for family in sorted(handshake(frame)["family"].unique()):
+    for family in sorted(pairs(frame)["family"].unique()):
         fam = FAMILIES.get(family)
         if fam is None or fam.standin:
             continue
-        sub = handshake(frame, family)
+        sub = pairs(frame, family)
         sdk, cli = sorted_versions(sub["sdk_version"])[-1], sorted_versions(sub["cli_version"])[-1]
         out.append(AnswerLine(family, fam.sdk_package, sdk, span_text(working_ranges(frame, family, sdk=sdk)),
                               fam.cli_package, cli, span_text(working_ranges(frame, family, cli=cli)),

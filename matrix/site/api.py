@@ -24,10 +24,10 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from matrix.answers.analysis import handshake, leak_ranges, pin_lines, working_ranges
+from matrix.answers.analysis import caveat_ranges, pairs, pin_lines, working_ranges
+from matrix.families.base import SiteView
 from matrix.families.registry import FAMILIES
 from matrix.markup import badge_path, yes_no
-from matrix.site.sitedata import SiteData
 from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["SCHEMAS", "write_api"]
@@ -166,19 +166,19 @@ def _bare(lines: list[str]) -> list[str]:
     return [s.strip('"') for s in lines]  # the quotes are for a shell
 
 
-def sdk_release(data: SiteData, family: str, sdk: str) -> SdkRelease:
+def sdk_release(data: SiteView, family: str, sdk: str) -> SdkRelease:
     fam = FAMILIES[family]
     rows = data.frame[(data.frame["family"] == family) & (data.frame["sdk_version"] == sdk)]
-    hs = rows[rows["probe"] == "handshake"]
+    hs = rows[rows["probe"] == fam.pair_probe]
     failed = hs[hs["message_names_versions"].map(lambda v: isinstance(v, bool)).astype(bool)]
-    others = rows[rows["probe"] != "handshake"].sort_values(["probe", "mutation"])
+    others = rows[rows["probe"] != fam.pair_probe].sort_values(["probe", "mutation"])
     return SdkRelease(
         family=family, package=fam.sdk_package, version=sdk,
         released=data.releases.get(family, {}).get("sdk", {}).get(sdk), other_package=fam.cli_package,
-        works_with=_bare(pin_lines(data.frame, family, sdk=sdk)) if not hs.empty else [],
-        works_with_spans=_spans(working_ranges(data.frame, family, sdk=sdk)),
-        works_but_leaves_cli_running=_bare(pin_lines(data.frame, family, sdk=sdk, leaky=True)) if not hs.empty else [],
-        leaves_cli_running_spans=_spans(leak_ranges(data.frame, family, sdk=sdk)),
+        works_with=_bare(pin_lines(data.rows, family, sdk=sdk)) if not hs.empty else [],
+        works_with_spans=_spans(working_ranges(data.rows, family, sdk=sdk)),
+        works_but_leaves_cli_running=_bare(pin_lines(data.rows, family, sdk=sdk, caveat=True)) if not hs.empty else [],
+        leaves_cli_running_spans=_spans(caveat_ranges(data.rows, family, sdk=sdk)),
         message_grades=Grades(graded=len(failed), names_versions=int((failed["message_names_versions"] == True).sum()),  # noqa: E712
                               actionable=int((failed["message_actionable"] == True).sum())),  # noqa: E712
         cells=_cells(hs, "cli_version"),
@@ -186,17 +186,17 @@ def sdk_release(data: SiteData, family: str, sdk: str) -> SdkRelease:
                          error=_first_line(r["error_message"])) for r in others.to_dict("records")])
 
 
-def cli_release(data: SiteData, family: str, cli: str) -> CliRelease:
+def cli_release(data: SiteView, family: str, cli: str) -> CliRelease:
     fam = FAMILIES[family]
-    hs = handshake(data.frame, family)
+    hs = pairs(data.rows, family)
     rows = hs[hs["cli_version"] == cli]
     return CliRelease(
         family=family, package=fam.cli_package, version=cli,
         released=data.releases.get(family, {}).get("cli", {}).get(cli), sdk_package=fam.sdk_package,
-        works_with=_bare(pin_lines(data.frame, family, cli=cli)),
-        works_with_spans=_spans(working_ranges(data.frame, family, cli=cli)),
-        works_but_leaves_cli_running=_bare(pin_lines(data.frame, family, cli=cli, leaky=True)),
-        leaves_cli_running_spans=_spans(leak_ranges(data.frame, family, cli=cli)),
+        works_with=_bare(pin_lines(data.rows, family, cli=cli)),
+        works_with_spans=_spans(working_ranges(data.rows, family, cli=cli)),
+        works_but_leaves_cli_running=_bare(pin_lines(data.rows, family, cli=cli, caveat=True)),
+        leaves_cli_running_spans=_spans(caveat_ranges(data.rows, family, cli=cli)),
         cells=_cells(rows, "sdk_version"))
 
 
@@ -244,7 +244,7 @@ def _put(path: Path, doc: BaseModel | dict[str, object], written: set[Path]) -> 
     written.add(path)
 
 
-def write_api(data: SiteData, docs: Path) -> list[Path]:
+def write_api(data: SiteView, docs: Path) -> list[Path]:
     """Every API document and badge under ``docs/api/v1``; documents of releases no longer
     measured are removed."""
     root, written = docs / "api" / "v1", set[Path]()
@@ -256,7 +256,7 @@ def write_api(data: SiteData, docs: Path) -> list[Path]:
         rows = data.frame[data.frame["family"] == family]
         dates = data.releases.get(family, {})
         sdks = sorted_versions(rows["sdk_version"])
-        clis = [] if fam.standin else sorted_versions(handshake(rows)["cli_version"])
+        clis = [] if fam.standin else sorted_versions(pairs(rows)["cli_version"])
         families.append(FamilyEntry(
             name=family, other_kind="server" if fam.standin else "cli",
             sdk=Side(package=fam.sdk_package, ecosystem=fam.sdk_ecosystem,

@@ -22,21 +22,20 @@ from pathlib import Path
 import pandas as pd
 
 from matrix import HARNESS_VERSION, __version__
+from matrix.answers.analysis import rows_of
 from matrix.answers.changes import notes_of
 from matrix.answers.report import INTEGER_COLUMNS, REPORT_COLUMNS, records
 from matrix.errors import InfraError, StorageError, UserError
 from matrix.execute import proc
 from matrix.execute.storage import writing
-from matrix.families.cosmo.pages import checks_in, standin_frame
+from matrix.families.base import Picture, SiteView
 from matrix.families.registry import FAMILIES
-from matrix.site.answers_pages import drift_page
 from matrix.site.api import write_api
 from matrix.site.changes_page import changes_page
-from matrix.site.compare_pages import compare_slug, compared_families
 from matrix.site.feed import feed_xml
-from matrix.site.heatmap import save_compare, save_heatmap
+from matrix.site.heatmap import labelled, marks_of, save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
-from matrix.site.sitedata import SiteData, write
+from matrix.site.sitedata import write
 from matrix.site.tree import write_pages
 from matrix.store.dataset import Sources
 from matrix.store.results import ROWS_FILE, frame_of
@@ -71,38 +70,39 @@ def _draw_once(png: Path, key: str, draw: Callable[[Path], None]) -> None:
 
 
 # What a picture is drawn from: sending only these to the drawing processes is quicker.
-_PICTURE_COLUMNS = ["family", "sdk_version", "cli_version", "mutation", "outcome", "protocol", "leaked", "stops"]
+_PICTURE_COLUMNS = ["family", "sdk_version", "cli_version", "mutation", "outcome", "label"]
 
 
-def _pictures(frame: pd.DataFrame, assets: Path) -> list[tuple[Path, str, Callable[[Path], None]]]:
-    """Every picture of the site: its file, the key of what it is drawn from, how to draw it."""
+def _pictures(view: SiteView, assets: Path) -> list[tuple[Path, str, Callable[[Path], None]]]:
+    """Every picture of the site (what each measured family's pages show, each once): its file,
+    the key of what it is drawn from, how to draw it. A cell's text and the marks' meaning are
+    read here, as its family says, so the drawing processes need no family."""
+    measured = set(view.frame["family"].unique())
+    chosen: dict[str, Picture] = {}
+    for fam in view.families.values():
+        if fam.name in measured:
+            for picture in fam.pictures(view):
+                chosen.setdefault(picture.name, picture)
     out: list[tuple[Path, str, Callable[[Path], None]]] = []
-    slim = frame[_PICTURE_COLUMNS]
-    hs = slim[frame["probe"] == "handshake"]
-    for family, part in hs.groupby("family"):
-        key = _digest(part[["sdk_version", "cli_version", "outcome", "protocol", "leaked", "stops"]])
-        out.append((assets / f"heatmap-{family}.png", key,
-                    partial(save_heatmap, part, f"{family}: handshake (number: negotiated protocol)")))
-    for cli_package, families in compared_families(frame).items():
-        both = hs[hs["family"].isin(families)]
-        key = _digest(both[["family", "sdk_version", "cli_version", "outcome", "protocol", "leaked", "stops"]])
-        out.append((assets / f"compare-{compare_slug(cli_package)}.png", key,
-                    partial(save_compare, both, families, f"{cli_package}: the SDKs side by side (number: negotiated "
-                                                          "protocol)")))
-    for family, part in standin_frame(frame).groupby("family"):
-        key = _digest(part[["sdk_version", "mutation", "outcome"]]) + HARNESS_VERSION
-        present = set(part["mutation"])
-        out.append((assets / f"heatmap-{family}.png", key,
-                    partial(save_heatmap, part[_PICTURE_COLUMNS], f"{family}: checks", columns="mutation",
-                            xlabel="check", order=[c.name for c in checks_in(part) if c.name in present])))
+    for name, p in chosen.items():
+        cells = labelled(p.cells)[_PICTURE_COLUMNS]
+        marks = marks_of(p.cells)
+        key = _digest(cells) + hashlib.sha256(json.dumps([p.title, p.columns, p.order, p.bands, marks]).encode()
+                                              ).hexdigest()[:8]
+        if p.bands:
+            draw: Callable[[Path], None] = partial(save_compare, cells, p.bands, p.title, marks=marks)
+        else:
+            draw = partial(save_heatmap, cells, p.title, columns=p.columns, xlabel=p.xlabel, order=p.order,
+                           marks=marks)
+        out.append((assets / name, key, draw))
     return out
 
 
-def _start_pictures(frame: pd.DataFrame, assets: Path, pool: Executor) -> list[Future[None]]:
+def _start_pictures(view: SiteView, assets: Path, pool: Executor) -> list[Future[None]]:
     """Draw the pictures not drawn yet from the same rows, in ``pool``: a whole history's take
     as long as its pages, which the build writes meanwhile."""
     assets.mkdir(parents=True, exist_ok=True)
-    return [pool.submit(_draw_once, png, key, draw) for png, key, draw in _pictures(frame, assets)]
+    return [pool.submit(_draw_once, png, key, draw) for png, key, draw in _pictures(view, assets)]
 
 
 def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[Path]) -> None:
@@ -190,27 +190,27 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
     frame = frame_of(rows)
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
+    # One view of every row for the whole build: every page, answer and picture asks it.
+    view = SiteView(rows_of(frame), sources.releases(), sources, FAMILIES, generated_at)
     # Pictures are drawn by other processes while this one writes the pages.
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        drawing = _start_pictures(frame, docs / "assets", pool)
-        data = SiteData(frame=frame, releases=sources.releases(), generated_at=generated_at)
-        pages = write_pages(data, docs, sources)
+        drawing = _start_pictures(view, docs / "assets", pool)
+        pages = write_pages(view, docs)
         published = {p.relative_to(docs).as_posix() for p in pages}
-        entries = [(e, notes_of(frame, e)) for e in sources.changes()]
+        entries = [(e, notes_of(view.rows, e)) for e in sources.changes()]
         # Only local rows can differ from the dataset: without them, no second frame of it.
         dataset = sources.kept_frame() if (sources.results / ROWS_FILE).exists() else None
-        for rel, text in (("drift.md", drift_page(frame)),
-                          ("changes.md", changes_page(frame, entries, dataset, published)),
+        for rel, text in (("changes.md", changes_page(frame, entries, dataset, published)),
                           ("feed.xml", feed_xml(entries, generated_at, published))):
             write(docs / rel, text)
             pages.append(docs / rel)
-        write_api(data, docs)
+        write_api(view, docs)
         _data_twin(frame, docs / "data", generated_at, sources.inputs())
-        _finish_pictures(drawing, frame, docs / "assets")
+        _finish_pictures(drawing, view, docs / "assets")
         return len(pages), warnings
 
 
-def _finish_pictures(drawing: list[Future[None]], frame: pd.DataFrame, assets: Path) -> None:
+def _finish_pictures(drawing: list[Future[None]], view: SiteView, assets: Path) -> None:
     """Wait for the pictures; a picture that could not be drawn ends the build, as a page would.
     Where no drawing process could start (a ``python -`` session, whose main module a new
     process cannot import), they are drawn here instead."""
@@ -218,7 +218,7 @@ def _finish_pictures(drawing: list[Future[None]], frame: pd.DataFrame, assets: P
         for picture in drawing:
             picture.result()
     except BrokenProcessPool:
-        for png, key, draw in _pictures(frame, assets):
+        for png, key, draw in _pictures(view, assets):
             _draw_once(png, key, draw)
 
 

@@ -18,35 +18,34 @@ from matplotlib.patches import Patch
 from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
+from matrix.families.registry import FAMILIES
 from matrix.model import OUTCOME_INFO, Outcome
 from matrix.versions import sort_key
 
-__all__ = ["cell_label", "cell_labels", "compare_figure", "heatmap_figure", "leak_kind", "png_bytes", "save_compare",
-           "save_heatmap"]
+__all__ = ["cell_label", "cell_labels", "compare_figure", "heatmap_figure", "labelled", "marks_of", "png_bytes",
+           "save_compare", "save_heatmap"]
 
 _ORDER = list(OUTCOME_INFO)
-LEAK_MARK = "†"  # after the protocol or letter: the SDK left a process running after every stop() measured
-LEAK_TEXT = f"{LEAK_MARK} left a process running after stop(), every time measured"
-RACE_MARK = "◐"  # ... after some of its stops and not others: a race
-RACE_TEXT = f"{RACE_MARK} left a process running after some stops, not others (a race)"
 _LABEL = "cell-label:"
 _CODE = {o.value: i for i, o in enumerate(_ORDER)}
 _DARK = {Outcome.COMPATIBLE, Outcome.HANG, Outcome.CRASHED, Outcome.UNINSTALLABLE, Outcome.SURFACED, Outcome.FATAL,
          Outcome.KEPT}
-_MARK = {Outcome.REFUSED: "R", Outcome.LAUNCH_FAILED: "L", Outcome.HANG: "H", Outcome.CRASHED: "C",
-         Outcome.UNINSTALLABLE: "U", Outcome.INFRA_ERROR: "?", Outcome.HARNESS_ERROR: "!",
-         Outcome.SURFACED: "S", Outcome.IGNORED: "I", Outcome.DOWNGRADED: "D", Outcome.LOST: "X",
-         Outcome.FATAL: "F", Outcome.NOT_APPLICABLE: "-", Outcome.KEPT: "K", Outcome.BROKEN: "B"}
+
+
+def labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a ``label`` column: what each cell says, as its family reads it
+    (``Family.cell_label``; a family this installation lacks: nothing)."""
+    if "label" in frame:
+        return frame
+    labels = [FAMILIES[str(rec["family"])].cell_label(rec) if str(rec["family"]) in FAMILIES else ""
+              for rec in frame.to_dict("records")]
+    return frame.assign(label=labels)
 
 
 def cell_label(rec: Mapping[Any, Any]) -> str:
-    """What a cell says in a heatmap: the negotiated protocol when it connected, else the
-    outcome's letter; marked when the SDK left a process running after stop()."""
-    o = Outcome(str(rec["outcome"]))
-    proto: Any = rec.get("protocol")
-    connected = o in (Outcome.COMPATIBLE, Outcome.DEGRADED)
-    text = str(int(proto)) if connected and proto is not None and proto == proto else _MARK.get(o, "")
-    return text + {"always": LEAK_MARK, "race": RACE_MARK}.get(leak_kind(rec), "")
+    """What a cell says in a heatmap: its ``label``, as its family read it."""
+    label = rec.get("label")
+    return str(label) if isinstance(label, str) else ""
 
 
 def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], columns: str = "cli_version") -> None:
@@ -100,33 +99,28 @@ def cell_labels(ax: Axes) -> list[str]:
     return out
 
 
-def leak_kind(rec: Mapping[Any, Any]) -> str:
-    """"race" when some measured stops left a process running and others did not, "always"
-    when every one did (or the one measured did), "" when none did."""
-    stops = rec.get("stops")
-    if isinstance(stops, (list, tuple, np.ndarray)) and len(stops) > 0:
-        left = sum(1 for s in stops if s is None or s != s)
-        return "" if left == 0 else ("always" if left == len(stops) else "race")
-    leaked = rec.get("leaked")
-    return "always" if isinstance(leaked, (list, tuple, np.ndarray)) and len(leaked) > 0 else ""
-
-
-def legend(ax: Axes, outcomes: set[str], leaks: set[str] | None = None) -> None:
+def legend(ax: Axes, outcomes: set[str], marks: list[str] | tuple[str, ...] = ()) -> None:
+    """The outcomes drawn, then what the marks after a cell's text mean (its family says)."""
     present = [o for o in _ORDER if o.value in outcomes]
     handles = [Patch(color=OUTCOME_INFO[o][0], label=o.value) for o in present]
-    handles += [Patch(color="none", label=text) for kind, text in (("always", LEAK_TEXT), ("race", RACE_TEXT))
-                if kind in (leaks or set())]
+    handles += [Patch(color="none", label=text) for text in marks]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
 
-def _leak_kinds(frame: pd.DataFrame) -> set[str]:
-    columns = [c for c in ("leaked", "stops") if c in frame]
-    return {leak_kind(rec) for rec in frame[columns].to_dict("records")} - {""} if columns else set()
+def marks_of(frame: pd.DataFrame) -> list[str]:
+    """What the marks in ``frame``'s cells mean, as their families say (each once)."""
+    found: list[str] = []
+    for family, part in frame.groupby("family", sort=True):
+        if str(family) in FAMILIES:
+            found += [m for m in FAMILIES[str(family)].marks(part) if m not in found]
+    return found
 
 
 def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version", xlabel: str = "CLI version",
-                   order: list[str] | None = None) -> Figure:
-    """``columns``: the field across; ``order``: its values left to right (default: by version)."""
+                   order: list[str] | None = None, marks: list[str] | None = None) -> Figure:
+    """``columns``: the field across; ``order``: its values left to right (default: by version);
+    ``marks``: what the marks after a cell's text mean (default: as its family says)."""
+    frame = labelled(frame)
     sdks = sorted(frame["sdk_version"].unique(), key=sort_key)
     cols = order or sorted(frame[columns].unique(), key=sort_key)
     cell = 0.28  # inches per cell: 110 columns -> ~31 in wide at 100 dpi, still legible
@@ -138,14 +132,15 @@ def heatmap_figure(frame: pd.DataFrame, title: str, columns: str = "cli_version"
     ax.set_xlabel(xlabel)
     ax.set_ylabel("SDK version")
     ax.set_title(title, fontsize=10)
-    legend(ax, set(frame["outcome"]), _leak_kinds(frame))
+    legend(ax, set(frame["outcome"]), marks_of(frame) if marks is None else marks)
     fig.tight_layout()
     return fig
 
 
-def compare_figure(frame: pd.DataFrame, families: list[str], title: str) -> Figure:
+def compare_figure(frame: pd.DataFrame, families: list[str], title: str, marks: list[str] | None = None) -> Figure:
     """One band per family, its SDK versions down, the union of CLI versions across: a
     column is the same CLI version in every band."""
+    frame = labelled(frame)
     clis = sorted(frame[frame["family"].isin(families)]["cli_version"].unique(), key=sort_key)
     bands = [(f, sorted(frame[frame["family"] == f]["sdk_version"].unique(), key=sort_key)) for f in families]
     heights = [max(len(sdks), 1) for _, sdks in bands]
@@ -158,7 +153,7 @@ def compare_figure(frame: pd.DataFrame, families: list[str], title: str) -> Figu
     axes[-1].set_xticks(range(len(clis)), clis, rotation=90, fontsize=7)
     axes[-1].set_xlabel("CLI version")
     shown = frame[frame["family"].isin(families)]
-    legend(axes[0], set(shown["outcome"]), _leak_kinds(shown))
+    legend(axes[0], set(shown["outcome"]), marks_of(shown) if marks is None else marks)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
@@ -169,9 +164,9 @@ def save_heatmap(frame: pd.DataFrame, title: str, path: Path, **axes: Any) -> No
     heatmap_figure(frame, title, **axes).savefig(path)
 
 
-def save_compare(frame: pd.DataFrame, families: list[str], title: str, path: Path) -> None:
+def save_compare(frame: pd.DataFrame, families: list[str], title: str, path: Path, **kw: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    compare_figure(frame, families, title).savefig(path)
+    compare_figure(frame, families, title, **kw).savefig(path)
 
 
 def png_bytes(fig: Figure) -> bytes:

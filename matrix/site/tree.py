@@ -1,67 +1,64 @@
-"""Every generated page of the site, written under ``docs/``: the home page, the matrices and
-their side-by-side comparison, a page per version, the pin guide, and each family's pages of
-its own; pages of versions no longer in the results are removed."""
+"""Every generated page of the site, written under ``docs/``: the home page, the matrices, a
+page per version, the pin guide, and each family's pages of its own (a family with a pair
+probe gets the site's matrix and release pages unless it writes its own); pages of versions
+no longer in the results are removed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from matrix.answers.analysis import handshake
-from matrix.families.registry import FAMILIES
+from matrix.families.base import Family, SiteView
 from matrix.site.answer_lines import answer_lines
-from matrix.site.compare_pages import compare_pages
-from matrix.site.pages import home, matrix_pages, pins_page, versions_index
-from matrix.site.release_pages import cli_page, sdk_pages
+from matrix.site.pages import home, pins_page, versions_index
+from matrix.site.pair_pages import pair_pages
 from matrix.site.render import render
-from matrix.site.sitedata import SiteData, cli_slug, write
-from matrix.store.dataset import Sources
-from matrix.versions import sorted_versions
+from matrix.site.sitedata import write
 
-__all__ = ["write_pages"]
+__all__ = ["page_set", "write_pages"]
 
 
-def matrices_index(data: SiteData, families: list[str], side_by_side: list[str]) -> str:
-    """Each family's matrix small, with its one-line answer, then the side-by-side pages
-    (``side_by_side``: their file names, from ``matrix/``)."""
-    answers = {a.family: a for a in answer_lines(data.frame)}
-    return render("matrices-index.md", families=[(f, answers.get(f)) for f in families], side_by_side=side_by_side)
+def matrices_index(view: SiteView, families: list[Family], side_by_side: list[tuple[str, str]]) -> str:
+    """Each family's matrix small, with its one-line answer, then the pages that set families
+    side by side (``side_by_side``: their file names, from ``matrix/``, and what each shows)."""
+    answers = {a.family: a for a in answer_lines(view.rows)}
+    return render("matrices-index.md", families=[(f.name, f.pair_probe, answers.get(f.name)) for f in families],
+                  side_by_side=side_by_side)
 
 
-def write_pages(data: SiteData, docs: Path, sources: Sources | None = None) -> list[Path]:
-    """Write every generated page under ``docs``; returns the files written."""
-    written: list[Path] = []
-
-    def put(rel: str, text: str) -> None:
-        write(docs / rel, text)
-        written.append(docs / rel)
-
-    put("index.md", home(data))
-    families = sorted(handshake(data.frame)["family"].unique())
-    compared = compare_pages(data.frame)
-    side_by_side = [rel.removeprefix("matrix/") for rel in compared]
-    put("matrix/index.md", matrices_index(data, families, side_by_side))
-    for rel, text in compared.items():
-        put(rel, text)
-    for family in families:
-        for rel, text in matrix_pages(data, family).items():
-            put(rel, text)
-        sub = handshake(data.frame, family)
-        for sdk in sorted_versions(sub["sdk_version"]):
-            for rel, text in sdk_pages(data, family, sdk).items():
-                put(rel, text)
-        for cli in sorted_versions(sub["cli_version"]):
-            put(f"versions/{family}/{cli_slug(cli)}.md", cli_page(data, family, cli))
-    put("versions/index.md", versions_index(data))
-    put("pins.md", pins_page(data))
-    sources = sources or Sources(docs)
+def page_set(view: SiteView) -> dict[str, str]:
+    """Every generated page (relative path -> text), in the order they are written."""
+    pages: dict[str, str] = {"index.md": home(view)}
+    measured = set(view.frame["family"].unique())
+    paired = [f for name, f in sorted(view.families.items()) if f.pair_probe and name in set(view.rows.pairs()
+                                                                                                 ["family"])]
     own: dict[str, str] = {}
-    for family in FAMILIES.values():  # each family's pages of its own (tolerance, Cosmo's promises)
-        own.update(family.pages(data.frame, sources))
-    for rel, text in own.items():
-        put(rel, text)
+    compared: list[tuple[str, str]] = []
+    for fam in view.families.values():
+        if fam.name in measured:
+            for rel, (text, what) in fam.side_by_side(view).items():
+                if rel not in own:
+                    own[rel] = text
+                    compared.append((rel.removeprefix("matrix/"), what))
+    pages["matrix/index.md"] = matrices_index(view, paired, compared)
+    pages.update(own)
+    for fam in paired:
+        pages.update(fam.pair_pages(view) or pair_pages(view, fam))
+    pages["versions/index.md"] = versions_index(view)
+    pages["pins.md"] = pins_page(view)
+    for fam in view.families.values():  # each family's pages of its own (tolerance, Cosmo's promises)
+        pages.update(fam.pages(view))
+    return pages
+
+
+def write_pages(view: SiteView, docs: Path) -> list[Path]:
+    """Write every generated page under ``docs``; returns the files written."""
+    pages = page_set(view)
+    written = [docs / rel for rel in pages]
+    for rel, text in pages.items():
+        write(docs / rel, text)
     # Pages of versions no longer in the results must not stay published.
     keep = set(written)
-    for folder in ("matrix", "versions", *sorted({rel.split("/", 1)[0] for rel in own if "/" in rel})):
+    for folder in ("matrix", "versions", *sorted({rel.split("/", 1)[0] for rel in pages if "/" in rel})):
         for stale in (*(docs / folder).rglob("*.md"), *(docs / folder).rglob("*.repro.sh")):
             if stale not in keep:
                 stale.unlink()

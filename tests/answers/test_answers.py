@@ -10,9 +10,9 @@ import pytest
 
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.answers.diff import diff_frames
-from matrix.answers.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
 from matrix.answers.ship import can_i_ship
 from matrix.commands.cli import main
+from matrix.families.copilot.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
 from matrix.store.results import Store, load_frame, save_releases
 from tests.conftest import make_row
 

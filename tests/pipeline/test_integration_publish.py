@@ -22,7 +22,7 @@ import pytest
 from matrix.answers.changes import notes_of
 from matrix.site.api import SCHEMA_DIR, write_api
 from matrix.site.feed import feed_xml
-from matrix.site.sitedata import SiteData
+from matrix.site.sitedata import site_view
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Store, frame_of, load_releases, save_releases
 from matrix.versions import sorted_versions
@@ -91,7 +91,7 @@ def test_a_held_back_cli_release_goes_through_the_pipeline(tmp_path: Path) -> No
     assert not parsed.bozo and parsed.entries[0].id == f"tag:compat-matrix,2026:{FAMILY}/cli/{held}"
 
     docs = tmp_path / "docs"
-    write_api(SiteData(frame=frame, releases=Sources(tmp_path / "results", data).releases(),
+    write_api(site_view(frame=frame, releases=Sources(tmp_path / "results", data).releases(),
                        generated_at=entry.at), docs)
     cli_doc = json.loads((docs / "api" / "v1" / FAMILY / "cli" / f"{held}.json").read_text())
     jsonschema.validate(cli_doc, json.loads((SCHEMA_DIR / "cli-release.json").read_text()))

@@ -102,13 +102,15 @@ def test_repeats_that_disagree_are_one_flaky_row_with_every_outcome(tmp_path: Pa
 
 
 def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
-    from matrix.site.pages import cells_page
-    from matrix.site.sitedata import SiteData
+    from matrix.families.copilot.matrix_pages import cells_page
+    from matrix.families.registry import FAMILIES
+    from matrix.site.sitedata import site_view
     from matrix.store.results import load_frame
 
     _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)
     frame, _ = load_frame(tmp_path / "r")
-    assert "flaky (compatible / hang)" in cells_page(SiteData(frame, {}, "now"), str(frame["family"].iloc[0]))
+    frame["family"] = "copilot-python"  # shown as a family's page shows its cells
+    assert "flaky (compatible / hang)" in cells_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"])
 
 
 class _Failing(_Scripted):

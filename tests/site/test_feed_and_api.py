@@ -11,16 +11,17 @@ import jsonschema
 import pytest
 
 from matrix.answers.changes import notes_of
+from matrix.families.base import SiteView
 from matrix.site.api import SCHEMA_DIR, SCHEMAS, write_api
 from matrix.site.changes_page import changes_page
 from matrix.site.feed import feed_xml
-from matrix.site.sitedata import SiteData
+from matrix.site.sitedata import site_view
 from matrix.store.dataset import Dataset
 from matrix.store.results import frame_of
 from tests.answers.test_changes import data  # noqa: F401 (the fixture)
 
 
-def noted(site_data: SiteData, data: Path) -> list:  # noqa: F811
+def noted(site_data: SiteView, data: Path) -> list:  # noqa: F811
     return [(e, notes_of(site_data.frame, e)) for e in Dataset(data).changes()]
 
 
@@ -28,13 +29,13 @@ PAGES = {"versions/copilot-python/cli-2.1.0.md", "versions/copilot-python/sdk-1.
 
 
 @pytest.fixture
-def site_data(data: Path) -> SiteData:  # noqa: F811
+def site_data(data: Path) -> SiteView:  # noqa: F811
     frame = frame_of(Dataset(data).read()[0])
     releases = {"copilot-python": {"cli": {"2.1.0": "2026-11-29T10:00:00Z"}, "sdk": {}}}
-    return SiteData(frame=frame, releases=releases, generated_at="2026-11-30T00:00:00+00:00")
+    return site_view(frame=frame, releases=releases, generated_at="2026-11-30T00:00:00+00:00")
 
 
-def test_the_feed_is_valid_atom_with_an_entry_per_new_release(data: Path, site_data: SiteData) -> None:  # noqa: F811
+def test_the_feed_is_valid_atom_with_an_entry_per_new_release(data: Path, site_data: SiteView) -> None:  # noqa: F811
     text = feed_xml(noted(site_data, data), site_data.generated_at, PAGES)
     feed = feedparser.parse(text)
     assert not feed.bozo, feed.get("bozo_exception")
@@ -53,7 +54,7 @@ def test_the_feed_is_valid_atom_with_an_entry_per_new_release(data: Path, site_d
 
 
 def test_the_changes_page_lists_folds_newest_first_and_what_is_not_folded_yet(
-        data: Path, site_data: SiteData) -> None:  # noqa: F811
+        data: Path, site_data: SiteView) -> None:  # noqa: F811
     entries = noted(site_data, data)
     page = changes_page(site_data.frame, entries, None, PAGES)
     assert page.index("## 2026-11-30") < page.index("## 2026-11-01")
@@ -65,7 +66,7 @@ def test_the_changes_page_lists_folds_newest_first_and_what_is_not_folded_yet(
     assert "0 new cells and 1 cells whose outcome differs" in pending
 
 
-def test_every_api_document_fits_its_committed_schema(tmp_path: Path, site_data: SiteData) -> None:
+def test_every_api_document_fits_its_committed_schema(tmp_path: Path, site_data: SiteView) -> None:
     written = write_api(site_data, tmp_path)
     root = tmp_path / "api" / "v1"
     kinds = {"index": [root / "index.json"], "sdk-release": sorted((root / "copilot-python" / "sdk").glob("*.json")),
@@ -102,7 +103,7 @@ def test_v1_does_not_change_shape(name: str) -> None:
     assert SCHEMAS[name].model_json_schema() == json.loads((SCHEMA_DIR / f"{name}.json").read_text())
 
 
-def test_stale_documents_are_removed(tmp_path: Path, site_data: SiteData) -> None:
+def test_stale_documents_are_removed(tmp_path: Path, site_data: SiteView) -> None:
     gone = tmp_path / "api" / "v1" / "copilot-python" / "sdk" / "0.0.1.json"
     gone.parent.mkdir(parents=True)
     gone.write_text("{}")

@@ -6,17 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from matrix.site.pages import (
-    cell_rows,
-    home,
-    home_page,
-    matrix_page_data,
-    pins_page,
-    pins_page_data,
-    versions_index,
-    versions_index_data,
-)
-from matrix.site.sitedata import SiteData
+from matrix.families.copilot.matrix_pages import cell_rows, cells_page, matrix_page, matrix_page_data
+from matrix.families.registry import FAMILIES
+from matrix.site.pages import home, home_page, pins_page, pins_page_data, versions_index, versions_index_data
+from matrix.site.sitedata import site_view
 from matrix.store.results import Store, load_frame
 from tests.conftest import make_row
 
@@ -42,40 +35,39 @@ def test_cells_are_in_version_order_with_an_excerpt_of_long_messages(tmp_path: P
 
 
 def test_home_counts_outcomes_and_links_each_family(tmp_path: Path) -> None:
-    page = home_page(SiteData(_frame(tmp_path), {}, "2026-12-01"))
+    page = home_page(site_view(_frame(tmp_path), {}, "2026-12-01"))
     assert dict(page.counts) == {"compatible": 2, "refused": 2} and page.total == 4
     assert [(f.name, f.page) for f in page.families] == [("copilot-python", "matrix/copilot-python.md")]
     assert [p.title for p in page.legend] == ["Handshake cells", "Tolerance checks", "Promise checks"]
 
 
 def test_matrix_page_data_sizes_the_grid(tmp_path: Path) -> None:
-    page = matrix_page_data(SiteData(_frame(tmp_path), {}, "now"), "copilot-python")
+    page = matrix_page_data(site_view(_frame(tmp_path), {}, "now"), FAMILIES["copilot-python"])
     assert (page.sdks, page.clis, len(page.cells)) == (2, 2, 4)
 
 
 def test_versions_index_lists_both_sides_in_version_order(tmp_path: Path) -> None:
-    (family,) = versions_index_data(SiteData(_frame(tmp_path), {}, "now"))
+    (family,) = versions_index_data(site_view(_frame(tmp_path), {}, "now"))
     assert (family.sdks, family.clis) == (["0.9.0", "1.0.0"], ["1.0.7", "1.0.60"])
-    assert "[1.0.60](copilot-python/cli-1.0.60.md)" in versions_index(SiteData(_frame(tmp_path), {}, "now"))
+    assert "[1.0.60](copilot-python/cli-1.0.60.md)" in versions_index(site_view(_frame(tmp_path), {}, "now"))
 
 
 def test_pins_name_what_works_per_release_and_a_recommended_pair(tmp_path: Path) -> None:
-    (family,) = pins_page_data(SiteData(_frame(tmp_path), {}, "now"))
+    (family,) = pins_page_data(site_view(_frame(tmp_path), {}, "now"))
     by_sdk = {r.version: r.works for r in family.by_sdk}
     assert any("1.0.60" in line for line in by_sdk["1.0.0"]) and not any("1.0.7" in line for line in by_sdk["1.0.0"])
     assert family.recommended is not None and "1.0.60" in family.recommended[1]
-    text = pins_page(SiteData(_frame(tmp_path), {}, "now"))
+    text = pins_page(site_view(_frame(tmp_path), {}, "now"))
     # A code span shows entities as written: the install line must stay as typed.
     assert f"Recommended pair: `{family.recommended[0]}`" in text
 
 
 def test_third_party_text_stays_text(tmp_path: Path) -> None:
-    from matrix.site.pages import cells_page, matrix_page
-
-    data = SiteData(_frame(tmp_path), {}, "now")
-    for text in (home(data), matrix_page(data, "copilot-python"), cells_page(data, "copilot-python")):
+    data = site_view(_frame(tmp_path), {}, "now")
+    python = FAMILIES["copilot-python"]
+    for text in (home(data), matrix_page(data, python), cells_page(data, python)):
         assert "<script>" not in text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in cells_page(data, "copilot-python")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in cells_page(data, python)
 
 
 def test_templates_are_inputs_of_the_generated_pages() -> None:

@@ -6,10 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from matrix.answers.changes import Broken, ReleaseNote
-from matrix.answers.drift import DriftFinding, SemverFinding
-from matrix.site.answers_pages import Disagreement, SdkDeclares, drift_page, drift_page_data
-from matrix.site.changes_page import MoveRow, Pending, changes_page, changes_page_data
-from matrix.site.compare_pages import (
+from matrix.families.copilot.compare_pages import (
     FamilyCell,
     SameNumberCell,
     SameNumberRow,
@@ -17,6 +14,11 @@ from matrix.site.compare_pages import (
     compare_page,
     compare_page_data,
 )
+from matrix.families.copilot.drift import DriftFinding, SemverFinding
+from matrix.families.copilot.drift_page import Disagreement, SdkDeclares, drift_page, drift_page_data
+from matrix.families.copilot.family import CopilotFamily
+from matrix.site.changes_page import MoveRow, Pending, changes_page, changes_page_data
+from matrix.site.sitedata import site_view
 from matrix.store.changelog import Entry, Move
 from matrix.store.results import frame_of
 from tests.conftest import make_row
@@ -43,7 +45,7 @@ def _drift_frame() -> pd.DataFrame:
 
 
 def test_drift_counts_what_was_predicted_and_groups_the_disagreements() -> None:
-    page = drift_page_data(_drift_frame())
+    page = drift_page_data(site_view(_drift_frame()), CopilotFamily)
     assert [f.family for f in page.families] == ["copilot-python"]
     fam = page.families[0]
     # The infra error is not predicted; of the rest only the hang contradicts its declarations.
@@ -57,13 +59,13 @@ def test_drift_counts_what_was_predicted_and_groups_the_disagreements() -> None:
 
 
 def test_drift_names_a_patch_release_that_broke_a_working_pair() -> None:
-    fam = drift_page_data(_drift_frame()).families[0]
+    fam = drift_page_data(site_view(_drift_frame()), CopilotFamily).families[0]
     assert fam.semver == [SemverFinding("copilot-python", "sdk", "1.0.0", "1.0.1", "patch", "1.0.7", "compatible",
                                         "hang", EVIL.splitlines()[0])]
 
 
 def test_drift_page_keeps_evidence_as_text_inside_its_table_cell() -> None:
-    text = drift_page(_drift_frame())
+    text = drift_page(site_view(_drift_frame()), CopilotFamily)
     assert "<script>" not in text and "&amp;lt;" not in text  # escaped once, not twice
     # A "|" in the evidence would end the Markdown table's cell.
     assert f"| {ESCAPED} &#124; &#34;x&#34; |" in text
@@ -86,7 +88,7 @@ FAMILIES = ["copilot-node", "copilot-python"]
 
 
 def test_compare_summarises_each_family_per_cli_version() -> None:
-    page = compare_page_data(_compare_frame(), "@github/copilot", FAMILIES, "x.png")
+    page = compare_page_data(site_view(_compare_frame()), "@github/copilot", FAMILIES, "x.png")
     assert (page.clis, [r.cli for r in page.rows]) == (3, ["0.0.402", "1.0.7", "1.0.60"])
     only_node, _, both = page.rows
     assert only_node.cells == [FamilyCell("copilot-node", "../versions/copilot-node/cli-0.0.402.md", ["0.3.0"], 1,
@@ -98,7 +100,7 @@ def test_compare_summarises_each_family_per_cli_version() -> None:
 
 
 def test_compare_lines_up_tolerance_rules_and_shared_version_numbers() -> None:
-    page = compare_page_data(_compare_frame(), "@github/copilot", FAMILIES, "x.png")
+    page = compare_page_data(site_view(_compare_frame()), "@github/copilot", FAMILIES, "x.png")
     assert page.tolerance == [ToleranceRow("event.unknown", [[("surfaced", 1)], [("lost", 1)]])]
     assert page.shared == ["0.3.0", "1.0.0"]
     # Only 0.3.0 against 1.0.60 differs; 1.0.0 did the same in both families.
@@ -109,14 +111,14 @@ def test_compare_lines_up_tolerance_rules_and_shared_version_numbers() -> None:
 
 def test_compare_without_tolerance_cells_or_shared_numbers_says_so() -> None:
     frame = frame_of([make_row("1.0.0", "1.0.60"), make_row("0.3.0", "1.0.60", family="copilot-node")])
-    page = compare_page_data(frame, "@github/copilot", FAMILIES, "x.png")
+    page = compare_page_data(site_view(frame), "@github/copilot", FAMILIES, "x.png")
     assert (page.tolerance, page.shared, page.differ) == ([], [], [])
-    text = compare_page(frame, "@github/copilot", FAMILIES, "x.png")
+    text = compare_page(site_view(frame), "@github/copilot", FAMILIES, "x.png")
     assert "No SDK version number was measured in more than one family." in text and "Tolerance" not in text
 
 
 def test_compare_page_keeps_error_messages_as_text() -> None:
-    text = compare_page(_compare_frame(), "@github/copilot", FAMILIES, "x.png")
+    text = compare_page(site_view(_compare_frame()), "@github/copilot", FAMILIES, "x.png")
     assert "<script>" not in text and "&amp;lt;" not in text
     assert f"{ESCAPED} | &#34;x&#34;" in text  # an HTML cell: a "|" is only a character there
     assert "1 cells differ." in text

@@ -6,10 +6,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from matrix.families.copilot.matrix_pages import cells_page
+from matrix.families.copilot.release_pages import cli_page, sdk_page
+from matrix.families.registry import FAMILIES
 from matrix.site.notebooks import NotebookError, execute
-from matrix.site.pages import cells_page
-from matrix.site.release_pages import cli_page, sdk_page
-from matrix.site.sitedata import SiteData
+from matrix.site.sitedata import site_view
 from matrix.store.dataset import Sources
 from matrix.store.results import Store, load_frame
 from tests.conftest import ROOT, make_row
@@ -29,8 +30,8 @@ def stored(tmp_path: Path) -> Path:
 
 def test_pages_escape_third_party_text(tmp_path: Path) -> None:
     frame, _ = load_frame(stored(tmp_path))
-    data = SiteData(frame, {}, "now")
-    for text in (cells_page(data, "copilot-python"), sdk_page(data, "copilot-python", "1.0.0")):
+    data = site_view(frame, {}, "now")
+    for text in (cells_page(data, FAMILIES["copilot-python"]), sdk_page(data, FAMILIES["copilot-python"], "1.0.0")):
         assert "<script>alert(1)</script>" not in text
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
@@ -40,13 +41,13 @@ def test_sdk_page_shows_the_message_grades(tmp_path: Path) -> None:
     store.append(make_row("0.1.10", "1.0.60", "refused", error_message="SDK expects version 1",
                           message_names_versions=True, message_actionable=False))
     frame, _ = load_frame(tmp_path / "r")
-    text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "0.1.10")
+    text = sdk_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"], "0.1.10")
     assert "<td>yes</td><td><b>no</b></td>" in text
 
 
 def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> None:
     frame, _ = load_frame(stored(tmp_path))
-    text = sdk_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.0")
+    text = sdk_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"], "1.0.0")
     assert "3 to 3" in text
     assert "@github/copilot@1.0.60" in text
     assert "| bundles a CLI binary in its wheel | yes |" in text
@@ -54,11 +55,11 @@ def test_sdk_page_states_declared_window_and_working_range(tmp_path: Path) -> No
 
 def test_a_release_page_is_plain_data_before_it_is_markup(tmp_path: Path) -> None:
     """What a release page says, read from the data the template draws, no HTML involved."""
-    from matrix.site.release_pages import cli_release_page, sdk_release_page
+    from matrix.families.copilot.release_pages import cli_release_page, sdk_release_page
 
     frame, _ = load_frame(stored(tmp_path))
-    data = SiteData(frame, {"copilot-python": {"sdk": {"1.0.0": "2026-01-02"}}}, "now")
-    sdk = sdk_release_page(data, "copilot-python", "1.0.0")
+    data = site_view(frame, {"copilot-python": {"sdk": {"1.0.0": "2026-01-02"}}}, "now")
+    sdk = sdk_release_page(data, FAMILIES["copilot-python"], "1.0.0")
     assert (sdk.released, sdk.window, sdk.observed, sdk.bundles) == ("2026-01-02", "3 to 3", "3", "yes")
     assert (sdk.first_working, sdk.last_working) == ("1.0.60", "1.0.60")
     assert sdk.works.lines == ["@github/copilot@1.0.60"] and sdk.works.measured == ["1.0.60"]
@@ -66,14 +67,14 @@ def test_a_release_page_is_plain_data_before_it_is_markup(tmp_path: Path) -> Non
         ("1.0.7", "refused", "--headless --stdio"), ("1.0.60", "compatible", "--headless --stdio")]
     assert sdk.cells[0].error == EVIL  # raw text: escaping is the template's job
     assert sdk.script == "sdk-1.0.0.repro.sh"
-    cli = cli_release_page(data, "copilot-python", "1.0.60")
+    cli = cli_release_page(data, FAMILIES["copilot-python"], "1.0.60")
     assert [c.other for c in cli.cells] == ["0.1.10", "1.0.0"] and cli.reported == "none quoted"
     assert cli.works.lines == ["github-copilot-sdk==1.0.0"]
 
 
 def test_cli_page_lists_launch_flags(tmp_path: Path) -> None:
     frame, _ = load_frame(stored(tmp_path))
-    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
+    text = cli_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"], "1.0.60")
     assert "--headless --stdio" in text and "github-copilot-sdk==1.0.0" in text
 
 
@@ -82,16 +83,16 @@ def test_cli_page_names_what_the_registry_did_not_serve(tmp_path: Path) -> None:
     for cli, missing in (("1.0.7", ["@github/copilot-linux-x64@1.0.7"]), ("1.0.60", [])):
         store.append(make_row("1.0.0", cli, "compatible", detail={"optional_not_served": missing}))
     frame, _ = load_frame(tmp_path / "r")
-    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.7")
+    text = cli_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"], "1.0.7")
     assert "<code>@github/copilot-linux-x64@1.0.7</code>" in text and "JavaScript build" in text
-    assert "registry does not serve" not in cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.60")
+    assert "registry does not serve" not in cli_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"], "1.0.60")
 
 
 def test_cli_page_says_when_the_cli_misreports_its_version(tmp_path: Path) -> None:
     store = Store(tmp_path / "r")
     store.append(make_row("1.0.0", "1.0.81", "compatible", detail={"cli_reports_itself_as": "0.0.1"}))
     frame, _ = load_frame(tmp_path / "r")
-    text = cli_page(SiteData(frame, {}, "now"), "copilot-python", "1.0.81")
+    text = cli_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"], "1.0.81")
     assert "| 0.0.1, not 1.0.81: it misreports its version |" in text
 
 
@@ -161,14 +162,14 @@ def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
         store.append(make_row(sdk, cli, outcome, error_type=error_type, error_message=message, leaked=leaked,
                               exit_after_stop_seconds=gone, harness_version="t"))
     frame, _ = load_frame(tmp_path / "r")
-    data = SiteData(frame, {}, "now")
-    sdk = sdk_page(data, "copilot-python", "1.0.0")
+    data = site_view(frame, {}, "now")
+    sdk = sdk_page(data, FAMILIES["copilot-python"], "1.0.0")
     assert "| left a process it started running after `stop()` | with 2 of 3: 0.0.420, 1.0.70 |" in sdk
     assert "<td>gone in 0.31 s</td>" in sdk and "<td>left node npm-loader.js running</td>" in sdk
     assert "Works, but `stop()` leaves the CLI running" in sdk and "@github/copilot@1.0.70" in sdk
-    cli = cli_page(data, "copilot-python", "0.0.420")
+    cli = cli_page(data, FAMILIES["copilot-python"], "0.0.420")
     assert "<td>left node npm-loader.js running</td>" in cli
-    assert "left copilot running" in cells_page(data, "copilot-python")
+    assert "left copilot running" in cells_page(data, FAMILIES["copilot-python"])
 
 
 def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:

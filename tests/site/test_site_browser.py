@@ -234,7 +234,9 @@ def test_the_full_history_matrix_loads_and_reorders(page, site: tuple[str, Path]
     and the reorder are printed (figures, not limits): see the Performance page."""
     import time
 
-    from matrix.site.grid import grid_of
+    from matrix.answers.analysis import rows_of
+    from matrix.families.registry import FAMILIES
+    from matrix.present.grid import grid_of
     from matrix.site.render import render
     from matrix.store.results import frame_of
 
@@ -248,9 +250,10 @@ def test_the_full_history_matrix_loads_and_reorders(page, site: tuple[str, Path]
                                 "cli": {c: f"2025-{1 + j % 12:02d}-01" for j, c in enumerate(clis)}}}
     for name in ("stylesheets/extra.css", "javascripts/grid.js"):
         (tmp_path / Path(name).name).write_text((ROOT / "docs" / name).read_text())
+    grid = grid_of(rows_of(big), dates, "copilot-python", FAMILIES["copilot-python"].cell_label)
     html = ('<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="extra.css"></head>'
             '<body><article class="md-typeset">' + render("grid-colours.html")
-            + render("grid.html", grid=grid_of(big, dates, "copilot-python"))
+            + render("grid.html", grid=grid)
             + '</article><script src="grid.js"></script></body></html>')
     (tmp_path / "grid.html").write_text(html)
     try:

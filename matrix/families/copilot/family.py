@@ -11,14 +11,17 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.environment import Environment
 from matrix.execute.sandbox import install_env
-from matrix.families.base import Context, Family, MakeEnv, Planning
+from matrix.families.base import LETTERS, Context, Family, MakeEnv, Picture, Planning, SiteView, Vocabulary
+from matrix.families.copilot import compare_pages as compare
 from matrix.families.copilot import repro
 from matrix.families.copilot.cli import (
     CliInstall,
@@ -28,16 +31,18 @@ from matrix.families.copilot.cli import (
     prepare_cli,
     self_reported_version,
 )
+from matrix.families.copilot.drift_page import drift_page
 from matrix.families.copilot.handshake import HandshakeCell, cli_does_not_start_row
+from matrix.families.copilot.matrix_pages import matrix_pages
+from matrix.families.copilot.pages import tolerance_pages
+from matrix.families.copilot.release_pages import cli_page, sdk_pages
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
+from matrix.families.copilot.stops import LEAK_MARK, LEAK_TEXT, RACE_MARK, RACE_TEXT, leak_kind, leaves_running
 from matrix.families.copilot.targets import control_target, works
-from matrix.model import NO_CLI, Cell, Row
-from matrix.versions import sort_key
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from matrix.store.dataset import Sources
+from matrix.markup import cli_slug
+from matrix.model import HANDSHAKE_OUTCOMES, NO_CLI, TOLERANCE_OUTCOMES, Cell, Outcome, Row
+from matrix.present.grid import first_line
+from matrix.versions import sort_key, sorted_versions
 
 __all__ = ["CopilotFamily", "runtimes"]
 
@@ -69,11 +74,66 @@ def prepared_cli(prefix: NpmPrefix, ctx: Context) -> CliInstall:
                     lambda: prepare_cli(prefix, runtimes(ctx), ctx.scratch, timeout=ctx.settings.probe_timeout))
 
 
+# How the heatmaps' marks read, and what the design they check promises of stop().
+LEGEND_NOTE = (f"In the heatmaps, **{LEAK_MARK}** after a cell's number or letter: "
+               f"{LEAK_TEXT.removeprefix(LEAK_MARK).strip()} (still alive `timeouts.leak` seconds after `stop()` "
+               "returned, the application still running). The Copilot SDK's version negotiation design promises "
+               "that stopping the client closes its pipes and leaves no CLI process behind: a cell that connected but "
+               "leaked is `degraded`; a failed start that leaked keeps its outcome and says so on the version pages.")
+GUIDE = ("[Tolerance](tolerance/index.md): what each SDK version does with unknown fields, event types and\n"
+         "  enum values, with the transcript of every check; and the failure contract after a failed handshake.")
+PIN_GUIDE = """Ranges below are runs of **measured** versions that were `compatible` (connected, answered, and
+left nothing running after `stop()`); a range spans only versions between two measured ones that
+both worked, and the versions measured inside it are on each version's page. Pairs that work but
+leave the CLI running after `stop()` are listed apart: prefer the first column. Each side is
+written in its own ecosystem's syntax: pip specifiers, npm ranges, and for Go (which has no
+ranges) the version to `go get`, its `require` line and `exclude` lines for measured-bad
+versions inside the working span. Anything not listed was not measured."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class CopilotFamily(Family):
     cli_ecosystem: str = "npm"
     cli_package: str = "@github/copilot"
     phases: tuple[str, ...] = ("handshake", "tolerance", "contract")
+    pair_probe: str | None = "handshake"
+    caveat: str = "stop() leaves the CLI running"
+    vocabularies: tuple[Vocabulary, ...] = (Vocabulary("Handshake cells", HANDSHAKE_OUTCOMES, LEGEND_NOTE),
+                                            Vocabulary("Tolerance checks", TOLERANCE_OUTCOMES,
+                                                       kind="Tolerance: "))
+    guide: str = GUIDE
+    pin_guide: str = PIN_GUIDE
+    cell_columns: tuple[str, ...] = ("protocol", "leaked", "stops")
+
+    # -- reading what was measured ----------------------------------------------------
+
+    def works_but(self, cells: pd.DataFrame) -> pd.Series:
+        return leaves_running(cells)
+
+    def cell_label(self, rec: Mapping[Any, Any]) -> str:
+        """The negotiated protocol when it connected, else the outcome's letter; marked when
+        the SDK left a process running after stop() (every time, or only sometimes)."""
+        proto: Any = rec.get("protocol")
+        connected = rec["outcome"] in (Outcome.COMPATIBLE.value, Outcome.DEGRADED.value)
+        text = str(int(proto)) if connected and proto is not None and proto == proto else LETTERS.get(
+            str(rec["outcome"]), "")
+        return text + {"always": LEAK_MARK, "race": RACE_MARK}.get(leak_kind(rec), "")
+
+    def cell_note(self, rec: Mapping[Any, Any]) -> str:
+        proto = rec.get("protocol")
+        return f"protocol {int(proto)}" if isinstance(proto, (int, float)) and proto == proto else first_line(rec)
+
+    def aside(self, rec: Mapping[Any, Any]) -> str | None:
+        """A failed start that also left the CLI running: the user hits both."""
+        leaked = rec.get("leaked")
+        if isinstance(leaked, list) and leaked and "running after stop()" not in str(rec.get("error_message") or ""):
+            return f"left {', '.join(map(str, leaked))} running after stop()"
+        return None
+
+    def marks(self, cells: pd.DataFrame) -> list[str]:
+        columns = [c for c in ("leaked", "stops") if c in cells]
+        kinds = {leak_kind(rec) for rec in cells[columns].to_dict("records")} if columns else set()
+        return [text for kind, text in (("always", LEAK_TEXT), ("race", RACE_TEXT)) if kind in kinds]
 
     # -- planning ----------------------------------------------------------------------
 
@@ -187,7 +247,25 @@ class CopilotFamily(Family):
         return ctx.memo(("cli-says", cli.version, id(cli)),
                         lambda: self_reported_version(cli, runtime, ctx.scratch, ctx.settings.probe_timeout))
 
-    def pages(self, frame: pd.DataFrame, sources: Sources) -> dict[str, str]:
-        from matrix.families.copilot.pages import tolerance_pages
+    # -- its pages ------------------------------------------------------------------------
 
-        return tolerance_pages(frame, sources, self.name)
+    def pair_pages(self, view: SiteView) -> dict[str, str]:
+        """Its matrix, every cell, and a page (with a reproduction script) per release."""
+        pages = matrix_pages(view, self)
+        sub = view.rows.pairs(self.name)
+        for sdk in sorted_versions(sub["sdk_version"]):
+            pages.update(sdk_pages(view, self, sdk))
+        for cli in sorted_versions(sub["cli_version"]):
+            pages[f"versions/{self.name}/{cli_slug(cli)}.md"] = cli_page(view, self, cli)
+        return pages
+
+    def side_by_side(self, view: SiteView) -> dict[str, tuple[str, str]]:
+        return {rel: (text, compare.WHAT) for rel, text in compare.compare_pages(view, CopilotFamily).items()}
+
+    def pages(self, view: SiteView) -> dict[str, str]:
+        return {**tolerance_pages(view, self, CopilotFamily), "drift.md": drift_page(view, CopilotFamily)}
+
+    def pictures(self, view: SiteView) -> list[Picture]:
+        own = Picture(f"heatmap-{self.name}.png", view.rows.pairs(self.name),
+                      f"{self.name}: handshake (number: negotiated protocol)")
+        return [own, *compare.compare_pictures(view, CopilotFamily)]

@@ -12,12 +12,12 @@ from typing import Any
 
 import pandas as pd
 
+from matrix.families.base import Family, SiteView
+from matrix.families.copilot.render import render
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
 from matrix.families.copilot.targets import works
-from matrix.families.registry import FAMILIES
 from matrix.markup import esc_raw, yes_no
 from matrix.model import NO_CLI, Outcome
-from matrix.render import renderer
 from matrix.store.dataset import Sources
 from matrix.versions import sort_by_version, sort_key, sorted_versions
 
@@ -25,7 +25,6 @@ __all__ = ["cell_page_data", "contract_data", "matrix_page", "matrix_page_data",
 
 _MAX_MESSAGE = 4000
 
-render = renderer(__package__)
 
 
 def _release_slug(sdk: str) -> str:
@@ -293,7 +292,7 @@ def _choice(control: str, rows: pd.DataFrame, working: list[str]) -> Choice:
     return Choice(kind, control, at, outcome, _anchor(f"{control}@{at}") if outcome else "", why)
 
 
-def release_page_data(rows: pd.DataFrame, sources: Sources, family: str, sdk: str,
+def release_page_data(rows: pd.DataFrame, sources: Sources, fam: Family, sdk: str,
                       handshakes: pd.DataFrame | None = None) -> ReleasePage:
     """``handshakes``: the SDK release's handshake rows (what it works with)."""
     order = {rule: i for i, rule in enumerate(RULES)}
@@ -309,17 +308,17 @@ def release_page_data(rows: pd.DataFrame, sources: Sources, family: str, sdk: st
     present = set(rows["mutation"])
     choices = [_choice(c, rows, working) for c in kinds if c in present or any(
         control_of(r) == c for r in present if r in RULES)]
-    fam = FAMILIES.get(family)
-    return ReleasePage(family=family, package=fam.sdk_package if fam else family, sdk=sdk, choices=choices,
-                       cells=cells, controls=controls)
+    return ReleasePage(family=fam.name, package=fam.sdk_package, sdk=sdk, choices=choices, cells=cells,
+                       controls=controls)
 
 
-def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[str, str]:
-    """Relative path -> page text: ``family``'s tolerance pages, and the index of every family's
-    (the same page whichever family writes it)."""
+def tolerance_pages(view: SiteView, fam: Family, kind: type) -> dict[str, str]:
+    """Relative path -> page text: ``fam``'s tolerance pages, and the index of every family of
+    ``kind``'s (the same page whichever family writes it)."""
     pages: dict[str, str] = {}
-    standin = [f for f, fam in FAMILIES.items() if fam.standin]  # their pages: cosmo_pages
-    tol = frame[(frame["probe"] == "tolerance") & ~frame["family"].isin(standin)]
+    frame, sources, family = view.frame, view.sources, fam.name
+    mine = [f for f, other in view.families.items() if isinstance(other, kind) and not other.standin]
+    tol = frame[(frame["probe"] == "tolerance") & frame["family"].isin(mine)]
     families = sorted(tol["family"].unique())
     pages["tolerance/index.md"] = render("tolerance-index.md", families=families)
     if family in families:
@@ -327,5 +326,5 @@ def tolerance_pages(frame: pd.DataFrame, sources: Sources, family: str) -> dict[
         for sdk, rows in tol[tol["family"] == family].groupby("sdk_version"):
             hs = frame[(frame["probe"] == "handshake") & (frame["family"] == family) & (frame["sdk_version"] == sdk)]
             pages[f"tolerance/{family}/{_release_slug(str(sdk))}.md"] = \
-                render("release.md", page=release_page_data(rows, sources, family, str(sdk), hs))
+                render("release.md", page=release_page_data(rows, sources, fam, str(sdk), hs))
     return pages

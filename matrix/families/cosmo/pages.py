@@ -13,17 +13,16 @@ from typing import Any
 
 import pandas as pd
 
+from matrix.families.base import Family, Picture, SiteView
 from matrix.families.cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
-from matrix.families.registry import FAMILIES
 from matrix.markup import embed_badge, esc_raw
 from matrix.render import renderer
 from matrix.store.dataset import Sources
-from matrix.store.results import Releases
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["STANDIN_CHECKS", "closed_set_rows", "cosmo_pages", "family_page", "family_page_data", "standin_frame",
-           "version_page", "version_page_data"]
+__all__ = ["STANDIN_CHECKS", "closed_set_rows", "cosmo_pages", "cosmo_pictures", "family_page", "family_page_data",
+           "standin_frame", "version_page", "version_page_data"]
 
 STANDIN_CHECKS = [c.name for c in CHECKS]
 _LOG_LINES = 80
@@ -32,9 +31,8 @@ _MAX_TEXT = 3000
 render = renderer(__package__)
 
 
-def standin_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows of stand-in families, for checks that still exist (named, or a closed set's)."""
-    families = [f for f, fam in FAMILIES.items() if fam.standin]
+def standin_frame(frame: pd.DataFrame, families: list[str]) -> pd.DataFrame:
+    """The rows of ``families``, for checks that still exist (named, or a closed set's)."""
     known = frame["mutation"].isin(STANDIN_CHECKS) | frame["mutation"].str.startswith(SET_PREFIX)
     return frame[frame["family"].isin(families) & known]
 
@@ -309,9 +307,9 @@ class FamilyPage:
     promises: list[Promise]
 
 
-def family_page_data(frame: pd.DataFrame, family: str, releases: dict[str, str | None]) -> FamilyPage:
-    """``family``'s page from its rows; ``releases``: SDK version -> release date."""
-    fam = FAMILIES[family]
+def family_page_data(frame: pd.DataFrame, fam: Family, releases: dict[str, str | None]) -> FamilyPage:
+    """``fam``'s page from its rows; ``releases``: SDK version -> release date."""
+    family = fam.name
     sub = frame[frame["family"] == family]
     probed = [_probed_path(sub[sub["sdk_version"] == sdk], family, sdk, releases)
               for sdk in sorted_versions(sub["sdk_version"])]
@@ -325,8 +323,8 @@ def family_page_data(frame: pd.DataFrame, family: str, releases: dict[str, str |
                       strict=strict_rows(sub, family), promises=promises(sub, family))
 
 
-def family_page(frame: pd.DataFrame, family: str, releases: dict[str, str | None]) -> str:
-    return render("family.md", page=family_page_data(frame, family, releases))
+def family_page(frame: pd.DataFrame, fam: Family, releases: dict[str, str | None]) -> str:
+    return render("family.md", page=family_page_data(frame, fam, releases))
 
 
 @dataclass(frozen=True)
@@ -394,11 +392,11 @@ class VersionPage:
     checks: list[CheckEvidence]
 
 
-def version_page_data(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -> VersionPage:
+def version_page_data(frame: pd.DataFrame, fam: Family, sdk: str, sources: Sources) -> VersionPage:
     """One release's page: every check it was measured by, with the evidence."""
+    family = fam.name
     part = frame[(frame["family"] == family) & (frame["sdk_version"] == sdk)]
     sub = {str(r.mutation): r for r in part.itertuples()}
-    fam = FAMILIES[family]
     paths = sorted({str(_detail(r).get("path") or "") for r in sub.values()} - {""})
     measured = [(c, sub[c.name]) for c in checks_in(part) if c.name in sub]
     return VersionPage(package=esc_raw(fam.sdk_package), sdk=sdk, paths=", ".join(paths) or "?",
@@ -409,19 +407,36 @@ def version_page_data(frame: pd.DataFrame, family: str, sdk: str, sources: Sourc
                        checks=[_check_evidence(c, r, sources) for c, r in measured])
 
 
-def version_page(frame: pd.DataFrame, family: str, sdk: str, sources: Sources) -> str:
-    return render("version.md", page=version_page_data(frame, family, sdk, sources))
+def version_page(frame: pd.DataFrame, fam: Family, sdk: str, sources: Sources) -> str:
+    return render("version.md", page=version_page_data(frame, fam, sdk, sources))
 
 
-def cosmo_pages(frame: pd.DataFrame, sources: Sources, releases: Releases, family: str) -> dict[str, str]:
-    """Relative path -> page text: ``family``'s pages, and the index of every stand-in family's
-    (the same page whichever family writes it)."""
-    sub = standin_frame(frame)
+def kin(view: SiteView, kind: type) -> list[str]:
+    """The stand-in families of ``kind``."""
+    return [f for f, fam in view.families.items() if isinstance(fam, kind) and fam.standin]
+
+
+def cosmo_pages(view: SiteView, fam: Family, kind: type) -> dict[str, str]:
+    """Relative path -> page text: ``fam``'s pages, and the index of every stand-in family of
+    ``kind``'s (the same page whichever family writes it)."""
+    sub = standin_frame(view.frame, kin(view, kind))
     families = sorted(sub["family"].unique())
-    pages = {"cosmo/index.md": render("cosmo-index.md", families=[(f, FAMILIES[f].description) for f in families])}
-    for family in [f for f in families if f == family]:
-        part = sub[sub["family"] == family]
-        pages[f"cosmo/{family}.md"] = family_page(part, family, releases.get(family, {}).get("sdk", {}))
+    pages = {"cosmo/index.md": render("cosmo-index.md",
+                                      families=[(f, view.families[f].description) for f in families])}
+    if fam.name in families:
+        part = sub[sub["family"] == fam.name]
+        pages[f"cosmo/{fam.name}.md"] = family_page(part, fam, view.releases.get(fam.name, {}).get("sdk", {}))
         for sdk in sorted_versions(part["sdk_version"]):
-            pages[f"cosmo/{family}/sdk-{sdk}.md"] = version_page(part, family, sdk, sources)
+            pages[f"cosmo/{fam.name}/sdk-{sdk}.md"] = version_page(part, fam, sdk, view.sources)
     return pages
+
+
+def cosmo_pictures(view: SiteView, fam: Family, kind: type) -> list[Picture]:
+    """The grid of every check of every release, checks in their order."""
+    part = standin_frame(view.frame, kin(view, kind))
+    part = part[part["family"] == fam.name]
+    if part.empty:
+        return []
+    present = set(part["mutation"])
+    return [Picture(f"heatmap-{fam.name}.png", part, f"{fam.name}: checks", columns="mutation", xlabel="check",
+                    order=[c.name for c in checks_in(part) if c.name in present])]

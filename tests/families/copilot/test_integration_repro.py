@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix.site.release_pages import reproduction
-from matrix.site.sitedata import SiteData
+from matrix.families.base import SiteView
+from matrix.families.copilot.release_pages import reproduction
+from matrix.families.registry import FAMILIES
+from matrix.site.sitedata import site_view
 from matrix.store.dataset import Dataset
 from matrix.store.results import frame_of
 from tests.conftest import ROOT
@@ -26,20 +28,20 @@ CELLS = [("copilot-python", "1.0.27", "1.0.89", "compatible"), ("copilot-python"
 
 
 @pytest.fixture(scope="module")
-def data() -> SiteData:
+def data() -> SiteView:
     wanted = {(f, s) for f, s, _, _ in CELLS}
     rows = [r for r in Dataset(ROOT / "data").read()[0] if (r.family, r.sdk_version) in wanted]
-    return SiteData(frame=frame_of(rows), releases={}, generated_at="t")
+    return site_view(frame=frame_of(rows), releases={}, generated_at="t")
 
 
 @pytest.mark.parametrize(("family", "sdk", "cli", "outcome"), CELLS)
-def test_the_script_shows_what_the_cell_says(data: SiteData, tmp_path: Path, family: str, sdk: str, cli: str,
+def test_the_script_shows_what_the_cell_says(data: SiteView, tmp_path: Path, family: str, sdk: str, cli: str,
                                              outcome: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     frame = data.frame
     stored = frame[(frame["family"] == family) & (frame["sdk_version"] == sdk) & (frame["cli_version"] == cli)
                    & (frame["probe"] == "handshake")].iloc[0]
     assert stored["outcome"] == outcome  # the dataset still says what this test was written for
-    script = reproduction(data, family, sdk)
+    script = reproduction(data, FAMILIES[family], sdk)
     assert script is not None
     path = tmp_path / f"sdk-{sdk}.repro.sh"
     path.write_text(script)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.pages import (
     cell_page_data,
     contract_data,
@@ -16,6 +17,8 @@ from matrix.families.copilot.pages import (
     tolerance_pages,
     transcript_entries,
 )
+from matrix.families.registry import FAMILIES
+from matrix.site.sitedata import site_view
 from matrix.store.dataset import Sources
 from matrix.store.results import frame_of
 from tests.conftest import make_row
@@ -89,21 +92,25 @@ def test_transcript_entries_shorten_long_messages_and_keep_the_direction() -> No
     assert transcript_entries(None) == []
 
 
+def pages_of(frame: pd.DataFrame, evidence: Path, family: str) -> dict[str, str]:
+    """``family``'s tolerance pages of ``frame``, transcripts read from ``evidence``."""
+    return tolerance_pages(site_view(frame, sources=Sources(evidence)), FAMILIES[family], CopilotFamily)
+
+
 def test_the_index_lists_every_family_with_tolerance_checks(tmp_path: Path) -> None:
     frame = frame_of([tolerance("1.0.0", "event.unknown-type"), tolerance("1.0.0", "event.unknown-type",
                                                                           family="copilot-node")])
-    pages = tolerance_pages(frame, Sources(tmp_path), "copilot-node")
+    pages = pages_of(frame, tmp_path, "copilot-node")
     assert set(pages) == {"tolerance/index.md", "tolerance/copilot-node.md", "tolerance/copilot-node/sdk-1.0.0.md"}
     assert "[copilot-python](copilot-python.md)" in pages["tolerance/index.md"]
-    assert "No tolerance checks" in tolerance_pages(frame_of([make_row()]), Sources(tmp_path),
-                                                    "copilot-node")["tolerance/index.md"]
+    assert "No tolerance checks" in pages_of(frame_of([make_row()]), tmp_path, "copilot-node")["tolerance/index.md"]
 
 
 def test_what_an_sdk_or_the_cli_sent_is_text_on_the_release_page(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text(json.dumps({"t": 0, "dir": "cli->sdk", "note": EVIL, "raw": EVIL}) + "\n")
     frame = frame_of([tolerance("1.0.0", "event.unknown-type", "lost", error_message=f"failed: {EVIL}",
                                 detail={"transcript": "t.jsonl", "loop_errors": [EVIL]})])
-    page = tolerance_pages(frame, Sources(tmp_path), "copilot-python")["tolerance/copilot-python/sdk-1.0.0.md"]
+    page = pages_of(frame, tmp_path, "copilot-python")["tolerance/copilot-python/sdk-1.0.0.md"]
     assert EVIL not in page
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 4  # error, evidence, the note, the message
     assert "&amp;lt;" not in page  # escaped once
@@ -111,7 +118,7 @@ def test_what_an_sdk_or_the_cli_sent_is_text_on_the_release_page(tmp_path: Path)
 
 def test_a_release_page_has_a_section_per_rule_in_the_shims_order_linked_from_the_matrix(tmp_path: Path) -> None:
     frame = frame_of([tolerance("1.0.0", "event.unknown-type", "lost"), tolerance("1.0.0", "result.extra-field")])
-    pages = tolerance_pages(frame, Sources(tmp_path), "copilot-python")
+    pages = pages_of(frame, tmp_path, "copilot-python")
     page = pages["tolerance/copilot-python/sdk-1.0.0.md"]
     assert page.index("## `result.extra-field` { #result.extra-field }") < page.index("## `event.unknown-type`")
     assert 'href="../copilot-python/sdk-1.0.0/#event.unknown-type"' in pages["tolerance/copilot-python.md"]

@@ -16,16 +16,17 @@ from matrix.families.cosmo.pages import (
     version_page,
     version_page_data,
 )
+from matrix.families.registry import FAMILIES
 from matrix.store.dataset import Sources
 from matrix.store.results import frame_of
 from tests.conftest import make_row
 
-FAMILY = "cosmo-python"
+FAMILY = FAMILIES["cosmo-python"]
 EVIL = "<script>alert(1)</script>"
 
 
 def check(sdk: str, name: str, outcome: str = "kept", probe: str = "identity", **fields: Any) -> Any:
-    return make_row(sdk, STANDIN_VERSION, outcome, family=FAMILY, probe=probe, mutation=name, **fields)
+    return make_row(sdk, STANDIN_VERSION, outcome, family=FAMILY.name, probe=probe, mutation=name, **fields)
 
 
 def test_family_page_says_how_each_release_was_probed() -> None:
@@ -84,12 +85,12 @@ def test_closed_sets_link_their_check_on_the_family_page_and_on_the_release_page
                                  "values": ["a", "b"], "unknown": "refused"},
                                 {"where": "rest", "name": "odd", "path": "x[]", "kind": "Literal"}]}
     frame = frame_of([check("1.0.0", "identity.exports", sdk_declared=declared)])
-    named, unprobed = closed_set_rows(frame, FAMILY)
+    named, unprobed = closed_set_rows(frame, FAMILY.name)
     assert (named.check, named.link, named.values) == ("enum.error-code", "cosmo-python/sdk-1.0.0.md#enum-error-code",
                                                       "a, b")
     assert named.unknown == "refused (ValueError)"
     assert unprobed.check is None and unprobed.unknown == "decided by the model (Literal or tag)"
-    assert closed_set_rows(frame, FAMILY, own_page=True)[0].link == "#enum-error-code"
+    assert closed_set_rows(frame, FAMILY.name, own_page=True)[0].link == "#enum-error-code"
 
 
 def test_version_page_has_the_evidence_of_each_measured_check(tmp_path: Path) -> None:

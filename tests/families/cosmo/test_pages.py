@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 
 from matrix.families.cosmo.checks import CHECKS, STANDIN_VERSION
+from matrix.families.cosmo.family import Cosmo
 from matrix.families.cosmo.pages import cosmo_pages
+from matrix.families.registry import FAMILIES
+from matrix.site.sitedata import site_view
 from matrix.store.dataset import Sources
 from matrix.store.results import Store, load_frame
 from tests.conftest import make_row
@@ -40,8 +43,8 @@ def stored(tmp_path: Path) -> Path:
 def test_family_page_has_every_check_for_every_release_and_the_findings(tmp_path: Path) -> None:
     results = stored(tmp_path)
     frame, _ = load_frame(results)
-    pages = cosmo_pages(frame, Sources(results), {"cosmo-python": {"sdk": {"0.1.0": "2026-07-31T00:00:00"}}},
-                        "cosmo-python")
+    view = site_view(frame, {"cosmo-python": {"sdk": {"0.1.0": "2026-07-31T00:00:00"}}}, sources=Sources(results))
+    pages = cosmo_pages(view, FAMILIES["cosmo-python"], Cosmo)
     assert set(pages) == {"cosmo/index.md", "cosmo/cosmo-python.md", "cosmo/cosmo-python/sdk-0.1.0.md",
                           "cosmo/cosmo-python/sdk-0.6.1.md"}
     page = pages["cosmo/cosmo-python.md"]
@@ -56,7 +59,8 @@ def test_family_page_has_every_check_for_every_release_and_the_findings(tmp_path
 def test_version_page_shows_the_stand_in_log_as_text(tmp_path: Path) -> None:
     results = stored(tmp_path)
     frame, _ = load_frame(results)
-    page = cosmo_pages(frame, Sources(results), {}, "cosmo-python")["cosmo/cosmo-python/sdk-0.1.0.md"]
+    view = site_view(frame, sources=Sources(results))
+    page = cosmo_pages(view, FAMILIES["cosmo-python"], Cosmo)["cosmo/cosmo-python/sdk-0.1.0.md"]
     assert EVIL not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the error message and the logged frame, escaped
     assert "send-text" in page and "{ #strict-data-channel }" in page

@@ -11,8 +11,10 @@ import pytest
 
 from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.families.copilot.cli import Runtime, RuntimeSource
+from matrix.families.copilot.compare_pages import compare_page, compared_families
+from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.node.sdk import prepare_node_sdk
-from matrix.site.compare_pages import compare_page, compared_families
+from matrix.site.sitedata import site_view
 from matrix.store.results import Store, load_frame
 from tests.conftest import make_row
 
@@ -75,8 +77,8 @@ def test_compare_page_lines_up_families_on_the_same_cli_versions(tmp_path: Path)
         store.append(make_row("1.0.0", "1.0.60", outcome, family=family, probe="tolerance",
                               mutation="event.unknown-enum-value"))
     frame, _ = load_frame(tmp_path / "r")
-    assert compared_families(frame) == {"@github/copilot": ["copilot-node", "copilot-python"]}
-    page = compare_page(frame, "@github/copilot", ["copilot-node", "copilot-python"], "x.png")
+    assert compared_families(site_view(frame), CopilotFamily) == {"@github/copilot": ["copilot-node", "copilot-python"]}
+    page = compare_page(site_view(frame), "@github/copilot", ["copilot-node", "copilot-python"], "x.png")
     assert "works: 0.3.0 … 1.0.0 (2 of 2)" in page and "works: 1.0.0 (1 of 2)" in page
     assert "0.0.402" in page and "not measured" in page  # a CLI only one family was measured against
     assert "<code>event.unknown-enum-value</code>" in page and "lost" in page and "surfaced" in page

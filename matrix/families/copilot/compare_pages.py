@@ -8,23 +8,27 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from matrix.answers.analysis import WORKS, handshake
-from matrix.families.registry import FAMILIES
-from matrix.markup import esc_raw
-from matrix.site.render import render
-from matrix.site.sitedata import cli_slug, sdk_slug
+from matrix.families.base import Picture, SiteView
+from matrix.families.copilot.render import render
+from matrix.markup import cli_slug, esc_raw, sdk_slug
+from matrix.model import Outcome
 from matrix.versions import sorted_versions
 
-__all__ = ["CliRow", "ComparePage", "FamilyCell", "SameNumberCell", "SameNumberRow", "ToleranceRow",
-           "compare_page", "compare_page_data", "compare_pages", "compare_slug", "compared_families"]
+WORKS = {Outcome.COMPATIBLE.value}
+WHAT = "the SDK families against the same CLI versions"  # a side-by-side page, in the matrices' index
+
+__all__ = ["WHAT", "CliRow", "ComparePage", "FamilyCell", "SameNumberCell", "SameNumberRow", "ToleranceRow",
+           "compare_page", "compare_page_data", "compare_pages", "compare_pictures", "compare_slug",
+           "compared_families"]
 
 
-def compared_families(frame: pd.DataFrame) -> dict[str, list[str]]:
-    """CLI package -> the families with handshake rows against it, when more than one."""
+def compared_families(view: SiteView, kind: type) -> dict[str, list[str]]:
+    """CLI package -> the families of ``kind`` with handshake rows against it, when more than one."""
     by_cli: dict[str, list[str]] = {}
-    for family in sorted(handshake(frame)["family"].unique()):
-        if family in FAMILIES and not FAMILIES[family].standin:
-            by_cli.setdefault(FAMILIES[family].cli_package, []).append(family)
+    for family in sorted(view.rows.pairs()["family"].unique()):
+        fam = view.families.get(family)
+        if fam is not None and isinstance(fam, kind) and not fam.standin:
+            by_cli.setdefault(fam.cli_package, []).append(family)
     return {cli: fams for cli, fams in by_cli.items() if len(fams) > 1}
 
 
@@ -90,9 +94,10 @@ def _summary(family: str, cli: str, part: pd.DataFrame) -> FamilyCell | None:
     return FamilyCell(family, f"../versions/{family}/{cli_slug(cli)}.md", works, len(part), _tally(part["outcome"]))
 
 
-def compare_page_data(frame: pd.DataFrame, cli_package: str, families: list[str], image: str) -> ComparePage:
+def compare_page_data(view: SiteView, cli_package: str, families: list[str], image: str) -> ComparePage:
     """The families of one CLI package side by side, as plain data."""
-    hs = handshake(frame)
+    frame = view.frame
+    hs = view.rows.pairs()
     clis = sorted_versions(hs[hs["family"].isin(families)]["cli_version"])
     rows = [CliRow(cli, [_summary(f, cli, hs[(hs["family"] == f) & (hs["cli_version"] == cli)]) for f in families])
             for cli in clis]
@@ -100,8 +105,8 @@ def compare_page_data(frame: pd.DataFrame, cli_package: str, families: list[str]
     return ComparePage(cli_package, families, len(clis), image, rows, _tolerance(frame, families), shared, differ)
 
 
-def compare_page(frame: pd.DataFrame, cli_package: str, families: list[str], image: str) -> str:
-    return render("compare.md", page=compare_page_data(frame, cli_package, families, image))
+def compare_page(view: SiteView, cli_package: str, families: list[str], image: str) -> str:
+    return render("compare.md", page=compare_page_data(view, cli_package, families, image))
 
 
 def _tolerance(frame: pd.DataFrame, families: list[str]) -> list[ToleranceRow]:
@@ -136,8 +141,17 @@ def compare_slug(cli_package: str) -> str:
     return cli_package.strip("@").replace("/", "-")
 
 
-def compare_pages(frame: pd.DataFrame) -> dict[str, str]:
-    """Relative page path -> text; build.py draws the pictures they show."""
+def compare_pages(view: SiteView, kind: type) -> dict[str, str]:
+    """Relative page path -> text, for the families of ``kind`` that share a CLI package; the
+    pictures they show are ``compare_pictures``."""
     return {f"matrix/compare-{compare_slug(cli)}.md":
-            compare_page(frame, cli, fams, f"../assets/compare-{compare_slug(cli)}.png")
-            for cli, fams in compared_families(frame).items()}
+            compare_page(view, cli, fams, f"../assets/compare-{compare_slug(cli)}.png")
+            for cli, fams in compared_families(view, kind).items()}
+
+
+def compare_pictures(view: SiteView, kind: type) -> list[Picture]:
+    """The picture of each side-by-side page: a band per family on the shared CLI axis."""
+    hs = view.rows.pairs()
+    return [Picture(f"compare-{compare_slug(cli)}.png", hs[hs["family"].isin(fams)],
+                    f"{cli}: the SDKs side by side (number: negotiated protocol)", bands=fams)
+            for cli, fams in compared_families(view, kind).items()]

@@ -1,4 +1,4 @@
-"""The site page for release managers that sets declarations against measurements: drift, with
+"""The Copilot families' page for release managers that sets declarations against measurements: drift, with
 semver findings. ``drift_page_data`` says what the page says (plain data, tested without
 HTML); ``templates/drift.md`` draws it."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import handshake
-from matrix.answers.drift import (
+from matrix.families.base import SiteView
+from matrix.families.copilot.drift import (
     NO_PROTOCOL,
     DriftFinding,
     SemverFinding,
@@ -20,8 +20,8 @@ from matrix.answers.drift import (
     drift,
     semver_findings,
 )
-from matrix.families.registry import FAMILIES
-from matrix.site.render import render
+from matrix.families.copilot.render import render
+from matrix.present.rows import Rows
 from matrix.versions import sorted_versions
 
 __all__ = ["Disagreement", "DriftFamily", "DriftPage", "SdkDeclares", "drift_page", "drift_page_data"]
@@ -76,14 +76,14 @@ class DriftPage:
     families: list[DriftFamily]
 
 
-def drift_page_data(frame: pd.DataFrame) -> DriftPage:
-    """The drift page as plain data: per measured (not stand-in) family, what each side
-    declares, where prediction and measurement disagree, the semver findings."""
-    families = [f for f in sorted(handshake(frame)["family"].unique()) if f in FAMILIES and not FAMILIES[f].standin]
-    return DriftPage([_family(frame, f) for f in families])
+def drift_page_data(view: SiteView, kind: type) -> DriftPage:
+    """The drift page as plain data: per measured family of ``kind``, what each side declares,
+    where prediction and measurement disagree, the semver findings."""
+    families = [f for f in sorted(view.rows.pairs()["family"].unique()) if isinstance(view.families.get(f), kind)]
+    return DriftPage([_family(view.rows, f) for f in families])
 
 
-def _family(frame: pd.DataFrame, family: str) -> DriftFamily:
+def _family(frame: pd.DataFrame | Rows, family: str) -> DriftFamily:
     findings, predicted, agree = drift(frame, family)
     protos = cli_protocols(frame, family)
     windows = declared_window(frame, family)
@@ -111,5 +111,5 @@ def _disagreements(findings: list[DriftFinding]) -> list[Disagreement]:
             for (pred, obs), items in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
 
 
-def drift_page(frame: pd.DataFrame) -> str:
-    return render("drift.md", page=drift_page_data(frame))
+def drift_page(view: SiteView, kind: type) -> str:
+    return render("drift.md", page=drift_page_data(view, kind))

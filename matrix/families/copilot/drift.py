@@ -17,10 +17,22 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import WORKS, handshake
+from matrix.model import Outcome
+from matrix.present.rows import Rows
 from matrix.versions import sort_key, sorted_versions
 
-__all__ = ["DriftFinding", "Prediction", "SemverFinding", "cli_protocols", "drift", "predict", "semver_findings"]
+__all__ = ["NO_PROTOCOL", "DriftFinding", "Prediction", "SemverFinding", "cli_protocols", "drift", "handshake",
+           "predict", "semver_findings"]
+
+WORKS = {Outcome.COMPATIBLE.value}
+
+
+def handshake(frame: pd.DataFrame | Rows, family: str) -> pd.DataFrame:
+    """The handshake cells of ``family``."""
+    rows = frame.frame if isinstance(frame, Rows) else frame
+    return rows[(rows["family"] == family) & (rows["probe"] == "handshake")]
+
+
 
 _REPORTS = re.compile(r"server reports version (\d+)")
 _NONE = re.compile(r"does not report a protocol version")
@@ -45,7 +57,7 @@ class DriftFinding:
     evidence: str
 
 
-def cli_protocols(frame: pd.DataFrame, family: str) -> dict[str, int | None]:
+def cli_protocols(frame: pd.DataFrame | Rows, family: str) -> dict[str, int | None]:
     """CLI version -> the protocol version it reports (``NO_PROTOCOL``: none), when every
     measured cell agrees; CLIs with no evidence or conflicting evidence are left out."""
     seen: dict[str, set[int]] = {}
@@ -65,7 +77,7 @@ def cli_protocols(frame: pd.DataFrame, family: str) -> dict[str, int | None]:
     return {cli: next(iter(v)) for cli, v in seen.items() if len(v) == 1}
 
 
-def declared_window(frame: pd.DataFrame, family: str) -> dict[str, dict[str, Any]]:
+def declared_window(frame: pd.DataFrame | Rows, family: str) -> dict[str, dict[str, Any]]:
     """SDK version -> what its source declares (the first non-empty record)."""
     out: dict[str, dict[str, Any]] = {}
     for r in handshake(frame, family).to_dict("records"):
@@ -91,7 +103,7 @@ def predict(declared: dict[str, Any], cli_protocol: int | None) -> Prediction:
                       f"SDK requires exactly {sdk}, CLI reports {cli_protocol}")
 
 
-def drift(frame: pd.DataFrame, family: str) -> tuple[list[DriftFinding], int, int]:
+def drift(frame: pd.DataFrame | Rows, family: str) -> tuple[list[DriftFinding], int, int]:
     """(findings, cells predicted, cells that agree)."""
     protos = cli_protocols(frame, family)
     windows = declared_window(frame, family)
@@ -146,7 +158,7 @@ def _bump(a: str, b: str) -> str | None:
     return "minor" if pa[1] != pb[1] else "patch"
 
 
-def semver_findings(frame: pd.DataFrame, family: str) -> list[SemverFinding]:
+def semver_findings(frame: pd.DataFrame | Rows, family: str) -> list[SemverFinding]:
     """Between two consecutive measured releases of one side, a patch or minor bump, the
     other side's versions that worked before and do not after."""
     sub = handshake(frame, family)

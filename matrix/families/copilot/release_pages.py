@@ -11,23 +11,16 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import (
-    CONNECTS,
-    WORKS,
-    Range,
-    after_stop_text,
-    does_not_start,
-    handshake,
-    leak_ranges,
-    pin_lines,
-    stop_rate,
-    working_ranges,
-)
-from matrix.families.registry import FAMILIES
-from matrix.markup import embed_badge, esc, esc_raw, yes_no
-from matrix.site.render import render
-from matrix.site.sitedata import SiteData, cli_slug, num, sdk_slug
+from matrix.families.base import Family, SiteView
+from matrix.families.copilot.render import render
+from matrix.families.copilot.stops import after_stop_text, stop_rate
+from matrix.markup import cli_slug, embed_badge, esc, esc_raw, num, sdk_slug, yes_no
+from matrix.model import Outcome
+from matrix.present.pairs import caveat_ranges, does_not_start, pins, working_ranges
+from matrix.present.ranges import Range
 from matrix.versions import sort_by_version
+
+CONNECTS = {Outcome.COMPATIBLE.value, Outcome.DEGRADED.value}
 
 __all__ = [
     "CellEvidence",
@@ -155,41 +148,42 @@ def _steps(r: Any) -> str:
                       for x in (r.start_seconds, r.calls_seconds, r.stop_seconds))
 
 
-def sdk_release_page(data: SiteData, family: str, sdk: str) -> SdkReleasePage:
+def sdk_release_page(view: SiteView, fam: Family, sdk: str) -> SdkReleasePage:
     """An SDK release's page as plain data: what it declares, what it works with, every cell."""
-    fam = FAMILIES[family]
-    sub = handshake(data.frame, family)
+    family = fam.name
+    sub = view.rows.pairs(family)
     rows = sort_by_version(sub[sub["sdk_version"] == sdk], "cli_version")
     decl = next((d for d in (_declared(r) for _, r in rows.iterrows()) if d), {})
-    works = working_ranges(data.frame, family, sdk=sdk)
-    leaky = leak_ranges(data.frame, family, sdk=sdk)
-    connects = working_ranges(data.frame, family, sdk=sdk, outcomes=CONNECTS)
-    ok = rows[rows["outcome"].isin(WORKS)]["cli_version"].tolist()
+    works = working_ranges(view.rows, fam, sdk=sdk)
+    leaky = caveat_ranges(view.rows, fam, sdk=sdk)
+    connects = working_ranges(view.rows, fam, sdk=sdk, outcomes=CONNECTS)
+    ok = rows[fam.works(rows)]["cli_version"].tolist()
     pinned = decl.get("CLI_VERSION")
-    script = _script(family, sdk, rows)
+    script = _script(fam, sdk, rows)
     cells = [_evidence(r, str(r.cli_version)) for r in rows.itertuples()]
     return SdkReleasePage(
         family=family, package=fam.sdk_package, version=sdk,
-        released=str(data.releases.get(family, {}).get("sdk", {}).get(sdk) or "unknown"),
+        released=str(view.releases.get(family, {}).get("sdk", {}).get(sdk) or "unknown"),
         window=_window(decl), observed=", ".join(map(str, sorted({int(p) for p in rows["protocol"].dropna()})))
         or "none", first_working=ok[0] if ok else "–", last_working=ok[-1] if ok else "–",
         bundles=_yes_no(decl.get("bundled_cli")), pinned=str(pinned) if pinned else "none",
         left_running=_left_running(rows, "cli_version"),
-        works=_pin(pin_lines(data.frame, family, sdk=sdk), works),
-        leaky=_pin(pin_lines(data.frame, family, sdk=sdk, leaky=True), leaky) if leaky else None,
+        works=_pin(pins(view.rows, fam, sdk=sdk), works),
+        leaky=_pin(pins(view.rows, fam, sdk=sdk, caveat=True), leaky) if leaky else None,
         connects=None if [r.versions for r in connects] == [r.versions for r in works] else
         ", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects),
         badge=embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/"),
         script=repro_name(sdk) if script is not None else None, script_text=script, cells=cells)
 
 
-def sdk_page(data: SiteData, family: str, sdk: str) -> str:
-    return render("sdk-release.md", page=sdk_release_page(data, family, sdk))
+def sdk_page(view: SiteView, fam: Family, sdk: str) -> str:
+    return render("sdk-release.md", page=sdk_release_page(view, fam, sdk))
 
 
-def sdk_pages(data: SiteData, family: str, sdk: str) -> dict[str, str]:
+def sdk_pages(view: SiteView, fam: Family, sdk: str) -> dict[str, str]:
     """An SDK release's page and its reproduction script (relative path -> text)."""
-    page = sdk_release_page(data, family, sdk)
+    family = fam.name
+    page = sdk_release_page(view, fam, sdk)
     out = {f"versions/{family}/{sdk_slug(sdk)}.md": render("sdk-release.md", page=page)}
     if page.script is not None and page.script_text is not None:
         out[f"versions/{family}/{page.script}"] = page.script_text
@@ -210,17 +204,17 @@ def _api(rows: pd.DataFrame) -> dict[str, Any]:
     return {}
 
 
-def _script(family: str, sdk: str, rows: pd.DataFrame) -> str | None:
+def _script(fam: Family, sdk: str, rows: pd.DataFrame) -> str | None:
     """The reproduction script of an SDK release (``rows``: its handshake cells, by CLI
     version), for its newest measured CLI by default."""
     if rows.empty:
         return None
-    return FAMILIES[family].reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), repro_name(sdk))
+    return fam.reproduction(sdk, str(rows["cli_version"].iloc[-1]), _api(rows), repro_name(sdk))
 
 
-def reproduction(data: SiteData, family: str, sdk: str) -> str | None:
+def reproduction(view: SiteView, fam: Family, sdk: str) -> str | None:
     """The reproduction script of an SDK release, as its page publishes it."""
-    return sdk_release_page(data, family, sdk).script_text
+    return sdk_release_page(view, fam, sdk).script_text
 
 
 @dataclass(frozen=True)
@@ -243,10 +237,10 @@ class CliReleasePage:
     cells: list[CellEvidence]
 
 
-def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
+def cli_release_page(view: SiteView, fam: Family, cli: str) -> CliReleasePage:
     """A CLI release's page as plain data: what it reported, which SDK releases work, every cell."""
-    fam = FAMILIES[family]
-    sub = handshake(data.frame, family)
+    family = fam.name
+    sub = view.rows.pairs(family)
     rows = sort_by_version(sub[sub["cli_version"] == cli], "sdk_version")
     failures: dict[str, str] = {}
     not_served: list[str] = []
@@ -256,23 +250,23 @@ def cli_release_page(data: SiteData, family: str, cli: str) -> CliReleasePage:
             failures = failures or d.get("runtime_failures") or {}
             not_served = not_served or d.get("optional_not_served") or []
             reports_as = reports_as or d.get("cli_reports_itself_as")
-    leaky = leak_ranges(data.frame, family, cli=cli)
+    leaky = caveat_ranges(view.rows, fam, cli=cli)
     cells = [_evidence(r, str(r.sdk_version)) for r in rows.itertuples()]
     return CliReleasePage(
         family=family, package=fam.cli_package, version=cli,
-        released=str(data.releases.get(family, {}).get("cli", {}).get(cli) or "unknown"),
+        released=str(view.releases.get(family, {}).get("cli", {}).get(cli) or "unknown"),
         observed=", ".join(map(str, sorted({int(p) for p in rows["protocol"].dropna()}))) or "none",
         reported=", ".join(sorted({m for m in (reported_protocol(esc_raw(x)) for x in rows["error_message"]) if m}))
         or "none quoted",
         runtimes=", ".join(sorted({str(x) for x in rows["node_runtime"].dropna()})) or "none (not installed)",
         left_running=_left_running(rows, "sdk_version"), reports_as=reports_as,
         runtime_failures={k: v[:300] for k, v in failures.items()}, not_served=list(not_served),
-        does_not_start=does_not_start(data.frame, family, cli),
-        works=_pin(pin_lines(data.frame, family, cli=cli), working_ranges(data.frame, family, cli=cli)),
-        leaky=_pin(pin_lines(data.frame, family, cli=cli, leaky=True), leaky) if leaky else None,
+        does_not_start=does_not_start(view.rows, family, cli),
+        works=_pin(pins(view.rows, fam, cli=cli), working_ranges(view.rows, fam, cli=cli)),
+        leaky=_pin(pins(view.rows, fam, cli=cli, caveat=True), leaky) if leaky else None,
         badge=embed_badge(family, "cli", cli, f"{fam.cli_package} {cli}", f"versions/{family}/{cli_slug(cli)}/"),
         cells=cells)
 
 
-def cli_page(data: SiteData, family: str, cli: str) -> str:
-    return render("cli-release.md", page=cli_release_page(data, family, cli))
+def cli_page(view: SiteView, fam: Family, cli: str) -> str:
+    return render("cli-release.md", page=cli_release_page(view, fam, cli))

@@ -1,0 +1,96 @@
+"""A Copilot family's matrix page (the grid of every SDK × CLI cell, how to read it, the CLI
+releases that start for no SDK here) and its page of every cell as a sortable table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from matrix.families.base import Family, SiteView
+from matrix.families.copilot.render import render
+from matrix.families.copilot.stops import LEAK_MARK, RACE_MARK, after_stop_text
+from matrix.markup import esc_raw, num
+from matrix.present.grid import Grid, grid_of
+from matrix.present.pairs import does_not_start
+from matrix.versions import sort_by_version, sorted_versions
+
+__all__ = ["CellRow", "MatrixPage", "cell_rows", "cells_page", "matrix_page", "matrix_page_data", "matrix_pages"]
+
+EXCERPT = 160
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One handshake cell in a table of every cell; ``flaky``, ``repeats``, ``harness_version``
+    and ``probe`` are what the flaky and stale marks read."""
+
+    family: str
+    sdk: str
+    cli: str
+    outcome: str
+    protocol: str
+    observed_cli: str
+    after_stop: str
+    error: str
+    excerpt: str
+    seconds: str
+    flaky: bool
+    repeats: list[str]
+    harness_version: str
+    probe: str
+
+
+def cell_rows(frame: pd.DataFrame) -> list[CellRow]:
+    """Every row, by family, SDK and CLI version."""
+    frame = sort_by_version(sort_by_version(frame, "cli_version"), "sdk_version").sort_values("family", kind="stable")
+    rows = []
+    for r in frame.itertuples():
+        msg = esc_raw(r.error_message)
+        rows.append(CellRow(
+            family=str(r.family), sdk=str(r.sdk_version), cli=str(r.cli_version), outcome=str(r.outcome),
+            protocol=num(r.protocol), observed_cli=esc_raw(r.observed_cli_version),
+            after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds, r.stops), error=msg,
+            excerpt=msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…", seconds=num(round(float(str(r.seconds)), 1)),
+            flaky=r.flaky is True, repeats=[str(o) for o in r.repeats] if isinstance(r.repeats, list) else [],
+            harness_version=esc_raw(r.harness_version), probe=str(r.probe)))
+    return rows
+
+
+@dataclass(frozen=True)
+class MatrixPage:
+    family: str
+    description: str
+    sdks: int
+    clis: int
+    leak_mark: str
+    race_mark: str
+    grid: Grid
+    cells: list[CellRow]
+    dead: list[tuple[str, str]]  # (release of the other side, why it starts for no SDK here)
+
+
+def matrix_page_data(view: SiteView, fam: Family) -> MatrixPage:
+    family = fam.name
+    sub = view.rows.pairs(family)
+    clis = sorted_versions(sub["cli_version"])
+    dead = [(c, why) for c in clis if (why := does_not_start(view.rows, family, c)) is not None]
+    grid = grid_of(view.rows, view.releases, family, fam.cell_label, fam.cell_note, columns=fam.cell_columns)
+    return MatrixPage(family=family, description=fam.description, sdks=sub["sdk_version"].nunique(), clis=len(clis),
+                      leak_mark=LEAK_MARK, race_mark=RACE_MARK, grid=grid, cells=cell_rows(sub), dead=dead)
+
+
+def matrix_page(view: SiteView, fam: Family) -> str:
+    return render("matrix.md", page=matrix_page_data(view, fam))
+
+
+def cells_page(view: SiteView, fam: Family) -> str:
+    """Every cell of the family's matrix as a sortable table, on a page of its own."""
+    return render("matrix-cells.md", page=matrix_page_data(view, fam))
+
+
+def matrix_pages(view: SiteView, fam: Family) -> dict[str, str]:
+    """The matrix page and its every-cell page (relative path -> text), from one reading."""
+    page = matrix_page_data(view, fam)
+    return {f"matrix/{fam.name}.md": render("matrix.md", page=page),
+            f"matrix/{fam.name}-cells.md": render("matrix-cells.md", page=page)}

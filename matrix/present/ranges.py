@@ -1,0 +1,65 @@
+"""Runs of consecutive measured versions that share a property, and what to write down, in an
+ecosystem's own syntax, to stay on them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from matrix.ecosystems.base import Ecosystem, Run
+from matrix.present.rows import Rows
+from matrix.versions import sorted_versions
+
+__all__ = ["Range", "pin_lines", "ranges", "ranges_where"]
+
+
+@dataclass(frozen=True)
+class Range:
+    """A run of consecutive measured versions (in the measured list) sharing a property."""
+
+    first: str
+    last: str
+    versions: tuple[str, ...]
+
+
+def ranges(axis: list[str], good: set[str]) -> list[Range]:
+    """Split ``axis`` (sorted, measured versions) into runs of consecutive good versions."""
+    out: list[Range] = []
+    run: list[str] = []
+    for v in axis:
+        if v in good:
+            run.append(v)
+        elif run:
+            out.append(Range(run[0], run[-1], tuple(run)))
+            run = []
+    if run:
+        out.append(Range(run[0], run[-1], tuple(run)))
+    return out
+
+
+def _sides(sdk: str | None) -> tuple[str, str]:
+    return ("sdk_version", "cli_version") if sdk is not None else ("cli_version", "sdk_version")
+
+
+def ranges_where(rows: Rows, family: str, sdk: str | None, cli: str | None,
+                 good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
+    """For an SDK version, the runs of the other side's versions whose cells are ``good``; for a
+    version of the other side, the same of SDK versions."""
+    this, other = _sides(sdk)
+    part = rows.release(family, this, str(sdk if sdk is not None else cli))
+    return ranges(sorted_versions(part[other]), set(part[good(part)][other]))
+
+
+def pin_lines(rows: Rows, family: str, sdk: str | None, cli: str | None, rs: list[Range], ecosystem: Ecosystem,
+              package: str) -> list[str]:
+    """What to write down to stay on the runs ``rs`` of ``package`` (the other side of the
+    release asked about), with the measured versions inside them that do not work left out."""
+    if not rs:
+        return []
+    this, other = _sides(sdk)
+    axis = sorted_versions(rows.release(family, this, str(sdk if sdk is not None else cli))[other])
+    good = {v for r in rs for v in r.versions}
+    inside = axis[axis.index(rs[0].first):axis.index(rs[-1].last) + 1]
+    return ecosystem.pin(package, [Run(r.first, r.last) for r in rs], [v for v in inside if v not in good])
