@@ -9,7 +9,6 @@ import os
 from typing import Any
 from urllib.parse import quote
 
-from matrix import rules_current, rules_version
 from matrix.model import OUTCOME_INFO, Outcome
 
 __all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "cli_slug", "embed_badge", "esc", "esc_raw",
@@ -54,18 +53,15 @@ def badge(outcome: str) -> str:
 
 
 def flaky_mark(row: Any) -> str:
-    """A cell whose outcome differed between repeats says so, with every outcome seen; a cell
-    measured by older rules of its probe (or only as a harness error) says it is stale."""
+    """A cell whose outcome differed between repeats says so, with every outcome seen; a stale
+    cell (``stale``: what its family says of it, "" when it is not) says so."""
     marks = ""
     if getattr(row, "flaky", False) is True:
         seen = " / ".join(str(o) for o in (getattr(row, "repeats", None) or []))
         marks += f' <span class="cm-flaky" title="outcomes across repeats: {esc(seen)}">flaky ({esc(seen)})</span>'
-    version = str(getattr(row, "harness_version", "") or "")
-    current = rules_version(str(getattr(row, "probe", "")))
-    outcome = str(getattr(row, "outcome", ""))
-    if version and (not rules_current(row) or outcome == "harness-error"):
-        marks += (f' <span class="cm-stale" title="measured by the rules of harness {esc(version)}, now {esc(current)}'
-                  ': `compat-matrix run --stale` measures it again">stale</span>')
+    stale = str(getattr(row, "stale", "") or "")
+    if stale:
+        marks += f' <span class="cm-stale" title="{esc(stale)}">stale</span>'
     return marks
 
 

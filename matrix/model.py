@@ -4,14 +4,26 @@ and the one outcome vocabulary, used in code, data, site and exit codes."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["CONTROL_SUFFIX", "HANDSHAKE_OUTCOMES", "NO_CLI", "OUTCOME_INFO", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES",
-           "Cell", "CellSettings", "Outcome", "Row"]
+__all__ = [
+    "CORE_FIELDS",
+    "HANDSHAKE_OUTCOMES",
+    "NO_CLI",
+    "OUTCOME_INFO",
+    "PROMISE_OUTCOMES",
+    "TOLERANCE_OUTCOMES",
+    "Cell",
+    "CellSettings",
+    "Outcome",
+    "Row",
+    "value_of",
+]
 
 
 class Outcome(StrEnum):
@@ -112,7 +124,6 @@ class Cell:
 
 
 NO_CLI = "none"  # the other side of a cell that has none to run against (recorded not-applicable)
-CONTROL_SUFFIX = ".control"  # a check's control: its steps with nothing mutated (see Row.slot)
 
 
 @dataclass(frozen=True)
@@ -130,12 +141,29 @@ class CellSettings:
     stops_max: int = 1
 
 
-SCHEMA = 1  # a row's format; fields are only ever added, with defaults
+SCHEMA = 2  # a row's format: 2, a core and the payload its probe declares (1: every field flat)
+# How format 1 told a row standing for a pair of releases from one standing for an SDK release
+# (read only to convert such rows; format 2 says it in ``per_sdk``), and the fields every row of
+# format 1 had beside the core, with their defaults: a default is left out of the payload (the
+# probe's payload model gives its own, the same), so a probe's payload holds only its fields.
+_FORMAT1_PAIR_PROBE, _FORMAT1_CONTROL = "handshake", ".control"
+_FORMAT1_DEFAULTS: dict[str, Any] = {
+    "protocol": None, "observed_cli_version": None, "message_names_versions": None, "message_actionable": None,
+    "start_seconds": None, "calls_seconds": None, "stop_seconds": None, "sdk_declared": {}, "node_runtime": None,
+    "exit_after_stop_seconds": None, "leaked": [], "stops": [], "wrong_cli": False}
+
+# The fields of a row every family's cells have; any other field is its probe's payload.
+CORE_FIELDS = ("family", "sdk_version", "cli_version", "probe", "mutation", "outcome", "error_type", "error_message",
+               "seconds", "leftovers_killed", "repeats", "flaky", "per_sdk", "detail", "harness_version",
+               "measured_at", "host", "schema")
 
 
 class Row(BaseModel):
-    """One measured cell, as stored (one JSON object per line), exported and shown. Validation
-    and JSON live here: a stored line that does not fit is refused with what is wrong."""
+    """One measured cell, as stored (one JSON object per line), exported and shown: a core every
+    family's cells have (the cell, its outcome, timing, provenance, the rules that measured it)
+    and a payload of what its probe observed besides, typed by the family that measured it
+    (``Family.payload_model``). Validation and JSON live here: a stored line that does not fit
+    is refused with what is wrong; a row of format 1 (every field flat) is read as format 2."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -143,52 +171,78 @@ class Row(BaseModel):
     sdk_version: str
     cli_version: str
     probe: str
-    outcome: str
+    outcome: Outcome
     mutation: str = ""
-    protocol: int | None = None
-    observed_cli_version: str | None = None
     error_type: str | None = None
     error_message: str | None = None
-    message_names_versions: bool | None = None
-    message_actionable: bool | None = None
     seconds: float = 0.0
-    start_seconds: float | None = None
-    calls_seconds: float | None = None
-    stop_seconds: float | None = None
-    sdk_declared: dict[str, Any] = Field(default_factory=dict)
-    node_runtime: str | None = None
+    # Processes still alive when the agent had exited, killed by the harness.
     leftovers_killed: list[str] = Field(default_factory=list)
-    # Handshakes: seconds after stop() returned until every process the SDK started was gone
-    # (None: not measured, or something outlived the wait), and what outlived it.
-    exit_after_stop_seconds: float | None = None
-    leaked: list[str] = Field(default_factory=list)
-    # Connected handshakes, each stop() measured: seconds until every process the SDK started
-    # was gone, None where one was still running after the wait (left running). Empty: the
-    # cell did not connect, or was measured before stops were repeated.
-    stops: list[float | None] = Field(default_factory=list)
-    wrong_cli: bool = False
-    # Measured more than once (a connected handshake's stops, or run --repeat N): every outcome
-    # seen, and whether they differed.
-    repeats: list[str] = Field(default_factory=list)
+    # Measured more than once (a cell's own repeats, or run --repeat N): every outcome seen, and
+    # whether they differed.
+    repeats: list[Outcome] = Field(default_factory=list)
     flaky: bool = False
+    # The other side was chosen by the harness for this check (a tolerance rule's CLI): the row
+    # is the SDK release's check, whichever release of the other side it was measured against.
+    per_sdk: bool = False
+    payload: dict[str, Any] = Field(default_factory=dict)
     detail: dict[str, Any] = Field(default_factory=dict)
     harness_version: str = ""
     measured_at: str = ""
     host: str = ""
     schema_: int = Field(default=SCHEMA, alias="schema")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _core_and_payload(cls, data: Any) -> Any:
+        """A row of format 1, or built flat: every field outside the core is its payload's. In
+        format 1 a row stood for one pair of releases when it was a handshake or a control, for
+        one SDK release otherwise (what ``per_sdk`` now says)."""
+        if not isinstance(data, dict):
+            return data
+        flat = {k: v for k, v in data.items() if k not in CORE_FIELDS and k not in ("schema_", "payload")}
+        if not flat and data.get("schema", SCHEMA) == SCHEMA:
+            return data
+        core = {k: v for k, v in data.items() if k in CORE_FIELDS and k != "schema"}
+        if data.get("schema") == 1:
+            core.setdefault("per_sdk", data.get("probe") != _FORMAT1_PAIR_PROBE
+                            and not str(data.get("mutation", "")).endswith(_FORMAT1_CONTROL))
+            flat = {k: v for k, v in flat.items() if k not in _FORMAT1_DEFAULTS or v != _FORMAT1_DEFAULTS[k]}
+        return {**core, "payload": {**(data.get("payload") or {}), **flat}, "schema": SCHEMA}
+
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
 
     def slot(self) -> tuple[str, str, str, str, str]:
-        """What one stored row stands for: a handshake or a control (``*.control``: a check's
-        steps with nothing mutated, run to choose where the check is judged), one pair of
-        releases; any other check, one per SDK release (its other side is chosen by the
-        harness, and the newest measurement replaces one made against another choice)."""
-        if self.probe == "handshake" or self.mutation.endswith(CONTROL_SUFFIX):
-            return self.key()
-        return (self.family, self.sdk_version, "", self.probe, self.mutation)
+        """What one stored row stands for: one pair of releases, or, for a check whose other
+        side the harness chose (``per_sdk``), one per SDK release and check (the newest
+        measurement replaces one made against another choice)."""
+        return (self.family, self.sdk_version, "", self.probe, self.mutation) if self.per_sdk else self.key()
+
+    def updated(self, **changes: Any) -> Row:
+        """This row with some fields of its core or payload changed (validated again, unlike
+        ``model_copy``)."""
+        core = {k: v for k, v in changes.items() if k in CORE_FIELDS}
+        payload = {k: v for k, v in changes.items() if k not in CORE_FIELDS}
+        data = self.model_dump(by_alias=True)
+        return Row.model_validate({**data, **core, "payload": {**self.payload, **payload}})
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A field of the core or of the payload, by name."""
+        if name in type(self).model_fields:
+            return getattr(self, name)
+        return self.payload.get(name, default)
 
     def to_json(self) -> str:
         """One line, keys sorted: the stored form."""
         return json.dumps(self.model_dump(by_alias=True), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def value_of(row: Any, name: str, default: Any = None) -> Any:
+    """A field of a stored row, whatever holds it: a ``Row`` (core or payload), a frame's record
+    (a mapping) or its tuple (attributes)."""
+    if isinstance(row, Row):
+        return row.get(name, default)
+    if isinstance(row, Mapping):
+        return row.get(name, default)
+    return getattr(row, name, default)

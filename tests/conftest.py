@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from matrix.families.registry import type_row
 from matrix.model import Row
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,9 +34,10 @@ def site_root(dest: Path) -> Path:
 
 def make_row(sdk: str = "1.0.0", cli: str = "1.0.102", outcome: str = "compatible", *,
              family: str = "copilot-python", probe: str = "handshake", **fields: Any) -> Row:
-    """One measured cell with only what a test cares about spelled out."""
-    return Row(family=family, sdk_version=sdk, cli_version=cli, probe=probe, outcome=outcome,
-               **fields)
+    """One measured cell with only what a test cares about spelled out (payload fields flat), as
+    its family's rows are recorded: payload typed, ``per_sdk`` as the family says."""
+    return type_row(Row(family=family, sdk_version=sdk, cli_version=cli, probe=probe, outcome=outcome,
+                        **fields))
 
 
 @pytest.fixture(autouse=True)

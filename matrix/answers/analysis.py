@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from matrix.families.payload import payload_columns
 from matrix.families.registry import FAMILIES
 from matrix.model import Outcome
 from matrix.present import pairs as _pairs
@@ -26,7 +27,10 @@ CONNECTS = {Outcome.COMPATIBLE.value, Outcome.DEGRADED.value}
 
 
 def rows_of(frame: pd.DataFrame | Rows) -> Rows:
-    """The rows, with every registered family's pair probe, to ask questions of."""
+    """The rows, with every registered family's pair probe and payload column, to ask questions of."""
+    if not isinstance(frame, Rows):
+        missing = [c for c in payload_columns(FAMILIES.values()) if c not in frame.columns]
+        frame = frame.assign(**dict.fromkeys(missing, None)) if missing else frame
     return as_rows(frame, {name: f.pair_probe for name, f in FAMILIES.items() if f.pair_probe})
 
 

@@ -3,27 +3,51 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from matrix.answers.analysis import rows_of
+from matrix.families.base import LETTERS, Family
+from matrix.families.payload import kind_of, payload_fields
+from matrix.families.registry import FAMILIES
 from matrix.model import OUTCOME_INFO, Outcome
 from matrix.versions import sort_key
 
-__all__ = ["REPORT_COLUMNS", "matrix_tables", "records", "summary_table"]
+__all__ = ["Columns", "check_tables", "matrix_tables", "records", "report_columns", "summary_table"]
 
-REPORT_COLUMNS = [
-    "family", "sdk_version", "cli_version", "probe", "mutation", "outcome", "protocol",
-    "observed_cli_version", "error_type", "error_message", "message_names_versions",
-    "message_actionable", "seconds", "start_seconds", "calls_seconds", "stop_seconds",
-    "node_runtime", "wrong_cli", "leftovers_killed", "exit_after_stop_seconds", "leaked", "stops", "flaky", "repeats",
-    "harness_version", "measured_at",
-]
-# pandas holds these as floats beside missing values; they are whole numbers (missing: none).
-INTEGER_COLUMNS = frozenset({"protocol"})
-LIST_COLUMNS = ("leftovers_killed", "leaked", "stops", "repeats")
+# The core's columns a report shows, around every payload column the families declare.
+_HEAD = ["family", "sdk_version", "cli_version", "probe", "mutation", "outcome"]
+_TAIL = ["error_type", "error_message", "seconds", "leftovers_killed", "flaky", "repeats", "harness_version",
+         "measured_at"]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """What a report holds: its columns in order, the whole numbers among them (pandas holds
+    them as floats beside missing values), and the columns whose values are lists or mappings
+    (JSON in a CSV)."""
+
+    names: list[str]
+    integers: frozenset[str]
+    nested: frozenset[str]
+
+
+def report_columns() -> Columns:
+    """The core's columns and every payload column a family here declares; a mapping-valued
+    payload field (``sdk_declared``) is in rows.csv and rows.parquet, not in the report."""
+    fields = payload_fields(FAMILIES.values())
+    kinds = {name: kind_of(info) for name, info in fields.items()}
+    names = [*_HEAD, *(n for n, k in kinds.items() if k != "nested"), *_TAIL]
+    return Columns(names, frozenset(n for n, k in kinds.items() if k == "integer"),
+                   frozenset([*(n for n, k in kinds.items() if k in ("list", "nested")), "leftovers_killed",
+                              "repeats", "detail"]))
+
+
 _SHORT = {
     Outcome.COMPATIBLE: "ok", Outcome.DEGRADED: "deg", Outcome.REFUSED: "REF",
     Outcome.LAUNCH_FAILED: "LAUNCH", Outcome.HANG: "HANG", Outcome.CRASHED: "CRASH",
@@ -40,11 +64,13 @@ def _clean(value: Any, integer: bool = False) -> Any:
     return value
 
 
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The JSON report: a list of objects with the documented keys, in a stable order."""
+def records(frame: pd.DataFrame, columns: Columns | None = None) -> list[dict[str, Any]]:
+    """The JSON report: a list of objects with the documented keys, in a stable order (a column
+    no row has is null)."""
+    cols = columns or report_columns()
     ordered = frame.assign(_s=frame["sdk_version"].map(sort_key), _c=frame["cli_version"].map(sort_key))
     ordered = ordered.sort_values(["family", "probe", "_s", "_c", "mutation"])
-    return [{k: _clean(row[k], k in INTEGER_COLUMNS) for k in REPORT_COLUMNS} for _, row in ordered.iterrows()]
+    return [{k: _clean(row.get(k), k in cols.integers) for k in cols.names} for _, row in ordered.iterrows()]
 
 
 def to_json(frame: pd.DataFrame) -> str:
@@ -52,33 +78,38 @@ def to_json(frame: pd.DataFrame) -> str:
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    table = pd.DataFrame(records(frame), columns=REPORT_COLUMNS)
-    for col in INTEGER_COLUMNS:
+    cols = report_columns()
+    table = pd.DataFrame(records(frame, cols), columns=cols.names)
+    for col in cols.integers:
         table[col] = table[col].astype("Int64")
-    for col in LIST_COLUMNS:  # JSON arrays, as in the site's rows.csv: any reader can parse them
+    for col in cols.nested & set(cols.names):  # JSON, as in the site's rows.csv: any reader can parse them
         table[col] = table[col].map(json.dumps)
     return table.to_csv(index=False)
 
 
-def _cell(outcome: str, protocol: Any) -> str:
-    o = Outcome(outcome)
-    colour = OUTCOME_INFO[o][0]
-    text = _SHORT.get(o, o.value) + (f"{int(protocol)}" if protocol is not None and not pd.isna(protocol) else "")
-    return f"[{colour}]{text}[/]"
+def _cell(family: Family, rec: Mapping[Any, Any]) -> str:
+    """A cell of a terminal matrix: its outcome, short, and what the family's own matrix says of
+    it besides its outcome's letter (Copilot: the negotiated protocol, a leak's mark)."""
+    o = Outcome(rec["outcome"])
+    label = family.cell_label(rec)
+    more = "" if label == LETTERS.get(o, "") else label
+    return f"[{OUTCOME_INFO[o][0]}]{_SHORT.get(o, o.value)}{more}[/]"
 
 
-def matrix_tables(frame: pd.DataFrame, probe: str = "handshake") -> list[Table]:
-    """One table per family. The longer side becomes the rows so the table fits a terminal."""
+def matrix_tables(frame: pd.DataFrame) -> list[Table]:
+    """One table per family, of its pair cells. The longer side becomes the rows so the table
+    fits a terminal."""
     tables = []
-    sub = frame[frame["probe"] == probe]
-    for family, part in sub.groupby("family"):
+    rows_all = rows_of(frame)
+    for family, part in rows_all.pairs().groupby("family"):
+        fam = FAMILIES[str(family)]
         clis = sorted(part["cli_version"].unique(), key=sort_key)
         sdks = sorted(part["sdk_version"].unique(), key=sort_key)
-        cells = {(r.sdk_version, r.cli_version): _cell(str(r.outcome), r.protocol) for r in part.itertuples()}
+        cells = {(r["sdk_version"], r["cli_version"]): _cell(fam, r) for r in part.to_dict("records")}
         by_cli = len(clis) > len(sdks)
         rows, cols = (clis, sdks) if by_cli else (sdks, clis)
         corner = "CLI \\ SDK" if by_cli else "SDK \\ CLI"
-        table = Table(title=f"{family} · {probe}", show_lines=False, pad_edge=False)
+        table = Table(title=f"{family} · {fam.pair_probe}", show_lines=False, pad_edge=False)
         table.add_column(corner, style="bold", no_wrap=True)
         for c in cols:
             table.add_column(c, justify="center", no_wrap=True)
@@ -88,13 +119,14 @@ def matrix_tables(frame: pd.DataFrame, probe: str = "handshake") -> list[Table]:
     return tables
 
 
-def tolerance_tables(frame: pd.DataFrame) -> list[Table]:
-    """Rows SDK versions (with the CLI they were probed against), columns rules."""
+def check_tables(frame: pd.DataFrame) -> list[Table]:
+    """One table per family and probe of checks of one SDK release (``per_sdk``): rows SDK
+    versions (with the release of the other side they were measured against), columns checks."""
     tables = []
-    sub = frame[frame["probe"] == "tolerance"]
-    for family, part in sub.groupby("family"):
+    sub = frame[frame["per_sdk"].astype(bool)]
+    for (family, probe), part in sub.groupby(["family", "probe"], sort=True):
         rules = list(dict.fromkeys(part["mutation"]))
-        table = Table(title=f"{family} · tolerance", pad_edge=False)
+        table = Table(title=f"{family} · {probe}", pad_edge=False)
         table.add_column("SDK (CLI)", style="bold", no_wrap=True)
         for rule in rules:
             heading = rule.replace(".", ".\n", 1)
@@ -134,6 +166,6 @@ def _print_wide(table: Table, console: Console, first: int, each: int) -> None:
 def print_report(frame: pd.DataFrame, console: Console) -> None:
     for table in matrix_tables(frame):
         _print_wide(table, console, 12, 9)
-    for table in tolerance_tables(frame):
+    for table in check_tables(frame):
         _print_wide(table, console, 20, 16)
     console.print(summary_table(frame))

@@ -11,8 +11,8 @@ from matrix.answers import changes
 from matrix.commands.command import Command
 from matrix.commands.common import add_data_argument, data_of, positive
 from matrix.errors import UserError
+from matrix.families.registry import cells_frame, type_row
 from matrix.store.dataset import Dataset
-from matrix.store.results import frame_of
 
 __all__ = ["COMMAND"]
 
@@ -22,7 +22,7 @@ def cmd_changes(args: argparse.Namespace, console: Console) -> int:
     where = data_of(args)
     if where is None:
         raise UserError("no dataset here; pass --data DIR (the committed history, e.g. data)")
-    data = Dataset(where)
+    data = Dataset(where, type_row)
     entries = data.changes()
     if not entries:
         console.print(f"{where}: no fold recorded yet (`compat-matrix fold` records one)")
@@ -31,7 +31,7 @@ def cmd_changes(args: argparse.Namespace, console: Console) -> int:
         raise UserError(f"--entry {args.entry}: {where} has {len(entries)} fold(s); pass 1 (the newest) to "
                         f"{len(entries)}")
     entry = entries[args.entry - 1]
-    frame = frame_of(data.read()[0])
+    frame = cells_frame(data.read()[0])
     if args.format == "title":
         print(changes.headline(changes.notes_of(frame, entry), entry))
     else:

@@ -9,6 +9,7 @@ from rich.console import Console
 from matrix.commands.command import Command
 from matrix.commands.common import add_data_argument, data_of
 from matrix.errors import EXIT_USER, UserError
+from matrix.families.registry import type_row
 from matrix.store.dataset import Dataset
 
 __all__ = ["COMMAND"]
@@ -19,7 +20,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     where = data_of(args)
     if where is None:
         raise UserError("no dataset here; pass --data DIR (the committed history, e.g. data)")
-    snap, violations = Dataset(where).verify()
+    snap, violations = Dataset(where, type_row).verify()
     for v in violations:
         console.print(str(v), highlight=False, soft_wrap=True, markup=False)
     files = len(snap.manifest.files) if snap.manifest else 0

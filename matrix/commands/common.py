@@ -15,7 +15,7 @@ from matrix.ecosystems.artifacts import CANDIDATE
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import InfraError, UnknownVersionError, UserError
 from matrix.execute.cache import cache_root
-from matrix.families.registry import FAMILIES
+from matrix.families.registry import FAMILIES, open_sources
 from matrix.pipeline.config import Plan, RunSettings, load_plan
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Releases
@@ -106,7 +106,7 @@ def data_of(args: argparse.Namespace, create: bool = False) -> Path | None:
 
 def sources_of(args: argparse.Namespace) -> Sources:
     """The committed history (``data_of``) and the local results (``--results``)."""
-    return Sources(Path(args.results or "results"), data_of(args))
+    return open_sources(Path(args.results or "results"), data_of(args))
 
 
 def known_releases(frame: pd.DataFrame, sources: Sources) -> Releases:

@@ -12,8 +12,9 @@ from rich.console import Console
 from matrix.answers.diff import diff_frames, render_text, to_json
 from matrix.commands.command import Command
 from matrix.errors import UserError
+from matrix.families.registry import cells_frame, type_row
 from matrix.store.dataset import Dataset
-from matrix.store.results import ROWS_FILE, frame_of, load_frame
+from matrix.store.results import ROWS_FILE, load_frame
 
 __all__ = ["COMMAND"]
 
@@ -26,7 +27,7 @@ def _rows_of(text: str) -> pd.DataFrame:
     if (path / ROWS_FILE).exists():
         return load_frame(path)[0]
     if Dataset(path).present():
-        return frame_of(Dataset(path).read()[0])
+        return cells_frame(Dataset(path, type_row).read()[0])
     raise UserError(f"{text}: no {ROWS_FILE} and no dataset there; pass a results directory, its {ROWS_FILE}, "
                     "or a dataset directory such as data")
 

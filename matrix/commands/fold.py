@@ -12,7 +12,7 @@ from matrix.commands.command import Command
 from matrix.commands.common import add_data_argument, data_of
 from matrix.errors import UserError
 from matrix.execute.lock import holding
-from matrix.families.registry import FAMILIES
+from matrix.families.registry import FAMILIES, type_row
 from matrix.model import NO_CLI, Row
 from matrix.store.dataset import Dataset
 from matrix.store.results import Releases
@@ -44,7 +44,7 @@ def cmd_fold(args: argparse.Namespace, console: Console) -> int:
     if not (results / "rows.jsonl").exists():
         raise UserError(f"no results in {results} to fold; run `compat-matrix run` first or pass --results DIR")
     with holding(results, wait=args.wait):
-        report = Dataset(data).fold(results, accept=_accept, wait=args.wait)
+        report = Dataset(data, type_row).fold(results, accept=_accept, wait=args.wait)
     for note in report.notes:
         console.print(f"note: {note}", highlight=False)
     moved = report.moved

@@ -10,6 +10,7 @@ from rich.console import Console
 from matrix.commands.command import Command
 from matrix.commands.common import add_data_argument, data_of
 from matrix.errors import UserError
+from matrix.families.registry import type_row
 from matrix.store.migrate import migrate
 
 __all__ = ["COMMAND"]
@@ -20,7 +21,7 @@ def cmd_migrate(args: argparse.Namespace, console: Console) -> int:
     where = data_of(args)
     if where is None:
         raise UserError("no dataset here; pass --data DIR (the committed history, e.g. data)")
-    console.print(migrate(where), highlight=False)
+    console.print(migrate(where, type_row), highlight=False)
     return 0
 
 

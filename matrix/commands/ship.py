@@ -28,7 +28,7 @@ from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
 from matrix.execute.cache import cache_root
 from matrix.execute.storage import write_atomic
-from matrix.families.registry import FAMILIES
+from matrix.families.registry import FAMILIES, open_sources
 from matrix.pipeline.candidates import Candidate, candidate
 from matrix.pipeline.workflow import RunRequest, execute
 from matrix.store.dataset import Sources
@@ -86,7 +86,7 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
         raise UserError("ship either a published release (--sdk/--cli) or a candidate (--sdk-artifact/--cli-artifact)")
     results = Path(args.results or ("candidates" if artifact else "results"))
     data = data_of(args)
-    sources = Sources(results, data)
+    sources = open_sources(results, data)
     history, _ = sources.frame()
     cand = candidate(family, "sdk" if args.sdk_artifact else "cli", Path(artifact)) if artifact else None
     if not history.empty:

@@ -22,6 +22,8 @@ import pandas as pd
 from matrix.execute import proc
 from matrix.execute.environment import Environment
 from matrix.execute.forkserver import ForkServers
+from matrix.families.payload import Payload
+from matrix.families.rules import Rules
 from matrix.model import Cell, CellSettings, Outcome, Row
 from matrix.present.grid import first_line
 from matrix.present.rows import Rows
@@ -163,6 +165,8 @@ class Family(ABC):
                       "between two measured ones that both worked. Anything not listed was not measured.")
     # The fields of a pair cell ``cell_label`` and ``cell_note`` read, besides its outcome and error.
     cell_columns: tuple[str, ...] = ()
+    # The rules its verdicts are made by, versioned per probe (what makes a stored cell stale).
+    rules: Rules = Rules()  # noqa: RUF009 (immutable: one shared default)
 
     @property
     def other_side(self) -> str:
@@ -187,6 +191,18 @@ class Family(ABC):
     def measure(self, cell: Cell, sdk: Environment, other: Environment | None, ctx: Context) -> Row:
         """Measure one cell with its environments installed and held; an ``InfraError`` is our
         side failing, recorded as such."""
+
+    # -- what its rows are -------------------------------------------------------------------
+
+    def payload_model(self, probe: str) -> type[Payload]:
+        """What a row of ``probe`` carries beside the core (``Row.payload``): nothing, by default."""
+        return Payload
+
+    def per_sdk(self, probe: str, mutation: str) -> bool:
+        """Whether a row of this probe and check stands for its SDK release alone (the harness
+        chose the other side for it), not for a pair: by default, every probe but the pair
+        probe."""
+        return probe != self.pair_probe
 
     # -- reading what was measured (for ranges, pins, can-i-ship and every page) ----------
 

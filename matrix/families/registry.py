@@ -4,13 +4,20 @@ way a third-party package would). Read once, on first use."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
+
+import pandas as pd
 
 from matrix.errors import UserError
 from matrix.families.base import Family
+from matrix.families.payload import cells_frame as _cells_frame
+from matrix.families.payload import payload_columns, typed
+from matrix.model import Row
+from matrix.store.dataset import Sources
 
-__all__ = ["FAMILIES", "GROUP", "Family", "load"]
+__all__ = ["FAMILIES", "GROUP", "Family", "cells_frame", "load", "open_sources", "type_row"]
 
 GROUP = "compat_matrix.families"
 
@@ -60,3 +67,20 @@ class _Registry(Mapping[str, Family]):
 
 
 FAMILIES: Mapping[str, Family] = _Registry()
+
+
+def type_row(row: Row) -> Row:
+    """``row`` as its family (installed here) declares its rows: the ``typing`` every reader of
+    the dataset and of local results is given (``matrix.store.check.Typing``)."""
+    return typed(row, FAMILIES)
+
+
+def open_sources(results: Path, data: Path | None = None) -> Sources:
+    """The rows of ``data`` and ``results`` as every family here declares them: each row typed
+    when read, each frame with every payload column (``Sources``)."""
+    return Sources(results, data, type_row, tuple(payload_columns(FAMILIES.values())))
+
+
+def cells_frame(rows: Sequence[Row]) -> pd.DataFrame:
+    """``rows`` as one DataFrame with every payload column any family here declares."""
+    return _cells_frame(rows, FAMILIES)

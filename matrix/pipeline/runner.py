@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from matrix import rules_version
 from matrix.errors import InfraError, StorageError, UninstallableError
 from matrix.execute import proc
 from matrix.execute.environment import Environment, evict, make_env, with_retries
@@ -31,10 +30,12 @@ from matrix.execute.load import load_per_core
 from matrix.execute.schedule import Hold, Prefetcher, Slots, Uses, Window
 from matrix.execute.scratch import Scratch
 from matrix.families.base import Family
+from matrix.families.payload import PayloadError, typed
 from matrix.families.registry import FAMILIES
+from matrix.families.rules import Rules
 from matrix.model import NO_CLI, Cell, CellSettings, Outcome, Row
 from matrix.pipeline.config import Plan
-from matrix.store.results import Store, is_stale
+from matrix.store.results import Store
 from matrix.versions import sort_key
 
 __all__ = ["NO_CLI", "Cell", "Runner", "pending"]
@@ -61,18 +62,25 @@ def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (
             stale: bool = False) -> list[Cell]:
     """The cells to measure: those with no row yet, and local infrastructure or harness errors
     (never verdicts; ``kept``, the committed history, holds none of the first), and releases a
-    registry refused more than ``UNINSTALLABLE_TTL`` ago. A stale row (``is_stale``) counts as
+    registry refused more than ``UNINSTALLABLE_TTL`` ago. A stale row (``Rules.stale``) counts as
     measured unless ``stale``; ``force``: every cell."""
     if force:
         return list(cells)
     now = datetime.now(UTC)
 
     def settled(r: Row) -> bool:
-        return not (stale and is_stale(r)) and not _refusal_expired(r, now)
+        return not (stale and _stale(r)) and not _refusal_expired(r, now)
 
     done = {r.key() for r in kept if settled(r)} | {r.key() for r in local
                                                     if r.outcome not in RETRY_OUTCOMES and settled(r)}
     return [c for c in cells if c.key() not in done]
+
+
+def _stale(row: Row) -> bool:
+    """Measured by older rules its family's current ones would judge otherwise, or a harness
+    error (``Rules.stale``)."""
+    family = FAMILIES.get(row.family)
+    return (family.rules if family is not None else Rules()).stale(row)
 
 
 def _refusal_expired(row: Row, now: datetime) -> bool:
@@ -190,10 +198,10 @@ class Runner:
     def _infra_row(self, cell: Cell, outcome: Outcome, side: str, err: Exception | str) -> Row:
         message = f"{side}: {err}" if side else str(err)
         return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
-                   probe=cell.probe, mutation=cell.mutation, outcome=str(outcome),
+                   probe=cell.probe, mutation=cell.mutation, outcome=outcome,
                    error_type=type(err).__name__ if isinstance(err, Exception) else None,
                    error_message=message, detail={"side": side} if side else {},
-                   harness_version=rules_version(cell.probe),
+                   harness_version=FAMILIES[cell.family].rules.version(cell.probe),
                    measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
                    host=socket.gethostname())
 
@@ -209,7 +217,7 @@ class Runner:
         row = rows[-1]
         if repeat > 1:
             seen = [r.outcome for r in rows]
-            row = row.model_copy(update={"repeats": seen, "flaky": len(set(seen)) > 1})
+            row = row.updated(repeats=seen, flaky=len(set(seen)) > 1)
         return self._record(row)
 
     def _environments(self, cell: Cell) -> tuple[Environment, Environment | None]:
@@ -278,17 +286,26 @@ class Runner:
         load = load_per_core()
         if load <= self.overloaded_per_core:
             return row
-        return row.model_copy(update={
-            "outcome": Outcome.INFRA_ERROR.value, "error_type": "Overloaded",
-            "error_message": f"the machine was overloaded ({load:.1f} runnable processes per core over the last "
-                             "minute) when this cell timed out; not a verdict: measured again next run (lower "
-                             "run.jobs, or stop what else is running)",
-            "detail": {**row.detail, "overloaded": {"load_per_core": round(load, 1), "outcome": row.outcome,
-                                                    "error_message": row.error_message}}})
+        return row.updated(
+            outcome=Outcome.INFRA_ERROR, error_type="Overloaded",
+            error_message=f"the machine was overloaded ({load:.1f} runnable processes per core over the last "
+                          "minute) when this cell timed out; not a verdict: measured again next run (lower "
+                          "run.jobs, or stop what else is running)",
+            detail={**row.detail, "overloaded": {"load_per_core": round(load, 1), "outcome": row.outcome,
+                                                 "error_message": row.error_message}})
 
     def _record(self, row: Row) -> Row:
+        """Store ``row`` as its family declares its rows (its payload, whether it stands for a
+        pair or an SDK release): one that does not fit is the family's bug, recorded as a
+        harness error (not a verdict) with what it carried."""
         if self.reaper.cancelled:
             return row
+        try:
+            row = typed(row, FAMILIES)
+        except PayloadError as err:
+            row = typed(row.model_copy(update={
+                "outcome": Outcome.HARNESS_ERROR, "error_type": "PayloadError", "error_message": str(err),
+                "payload": {}, "detail": {**row.detail, "payload": row.payload, "outcome": row.outcome}}), FAMILIES)
         self.store.append(row)
         self.on_row(row)
         return row

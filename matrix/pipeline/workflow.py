@@ -17,6 +17,7 @@ from matrix.errors import EXIT_INFRA
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
+from matrix.families.registry import open_sources, type_row
 from matrix.model import Cell, Outcome, Row
 from matrix.pipeline.candidates import Candidate, with_candidates
 from matrix.pipeline.config import Plan
@@ -90,7 +91,7 @@ def prepare_store(state: RunState) -> RunState:
     if repaired:
         state.ui.warn(repaired)
     if state.request.data is not None:
-        state.kept = Dataset(state.request.data).read()[0]
+        state.kept = Dataset(state.request.data, type_row).read()[0]
     _, warnings = state.sources.rows()
     for w in warnings:
         state.ui.warn(w)
@@ -123,7 +124,7 @@ def resolve_releases(state: RunState) -> RunState:
 def _known_releases(state: RunState) -> Releases:
     """The releases not new to ``--new``: the dataset's, and those an earlier local run measured
     at least one cell of (one it only selected, then was stopped, is still new)."""
-    known = Dataset(state.sources.data).releases() if state.sources.data is not None else {}
+    known = Dataset(state.sources.data, type_row).releases() if state.sources.data is not None else {}
     local, _ = state.store.read()
     seen = {(r.family, side, v) for r in local for side, v in (("sdk", r.sdk_version), ("cli", r.cli_version))}
     for family, sides in load_releases(state.store.directory).items():
@@ -217,7 +218,7 @@ def execute(request: RunRequest, ui: Reporter, steps: tuple[Callable[[RunState],
     store = Store(request.results)
     store.check_writable()
     with holding(store.directory, wait=request.wait):
-        state = RunState(request, ui, store, Sources(store.directory, request.data))
+        state = RunState(request, ui, store, open_sources(store.directory, request.data))
         for step in steps:
             state = step(state)
     infra = any(r.outcome == Outcome.INFRA_ERROR.value for r in state.measured)

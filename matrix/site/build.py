@@ -24,12 +24,12 @@ import pandas as pd
 from matrix import HARNESS_VERSION, __version__
 from matrix.answers.analysis import rows_of
 from matrix.answers.changes import notes_of
-from matrix.answers.report import INTEGER_COLUMNS, REPORT_COLUMNS, records
+from matrix.answers.report import records, report_columns
 from matrix.errors import InfraError, StorageError, UserError
 from matrix.execute import proc
 from matrix.execute.storage import writing
 from matrix.families.base import Picture, SiteView
-from matrix.families.registry import FAMILIES
+from matrix.families.registry import FAMILIES, cells_frame, open_sources
 from matrix.site.api import write_api
 from matrix.site.changes_page import changes_page
 from matrix.site.feed import feed_xml
@@ -38,7 +38,7 @@ from matrix.site.notebooks import render_notebooks
 from matrix.site.sitedata import write
 from matrix.site.tree import write_pages
 from matrix.store.dataset import Sources
-from matrix.store.results import ROWS_FILE, frame_of
+from matrix.store.results import ROWS_FILE
 
 __all__ = ["BuildResult", "build_site"]
 
@@ -119,13 +119,14 @@ def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[P
 
 
 def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
+    cols = report_columns()
     doc = {"schema": 1, "generated_at": generated_at, "harness_version": HARNESS_VERSION,
-           "compat_matrix_version": __version__, "columns": REPORT_COLUMNS, "rows": records(frame)}
+           "compat_matrix_version": __version__, "columns": cols.names, "rows": records(frame, cols)}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1, default=str))
     flat = frame.copy()
-    for col in ("sdk_declared", "detail", "leftovers_killed", "leaked", "repeats", "stops"):
+    for col in cols.nested & set(flat.columns):
         flat[col] = flat[col].map(lambda v: json.dumps(v, default=str, sort_keys=True))
-    for col in INTEGER_COLUMNS:
+    for col in cols.integers & set(flat.columns):
         flat[col] = flat[col].astype("Int64")
     flat.to_csv(out / "rows.csv", index=False)
     flat.to_parquet(out / "rows.parquet", index=False)
@@ -136,7 +137,8 @@ def build_site(root: Path, sources: Sources | Path, site: Path, cache: Path, str
     refuses one ends the build with a ``StorageError`` naming it. ``sources``: the dataset and
     local results (a bare path: local results only)."""
     with writing(site):
-        return _build(root, sources if isinstance(sources, Sources) else Sources(sources), site, cache, strict)
+        given = sources if isinstance(sources, Sources) else open_sources(sources)
+        return _build(root, given, site, cache, strict)
 
 
 def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) -> BuildResult:
@@ -187,7 +189,7 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
     if not rows:
         where = f"{sources.data} or {sources.results}" if sources.data else str(sources.results)
         raise UserError(f"no results in {where}; run `compat-matrix run` first or pass --results DIR")
-    frame = frame_of(rows)
+    frame = cells_frame(rows)
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
     # One view of every row for the whole build: every page, answer and picture asks it.

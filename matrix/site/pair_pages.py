@@ -31,8 +31,7 @@ class PairCell:
     seconds: str
     flaky: bool
     repeats: list[str]
-    harness_version: str
-    probe: str
+    stale: str  # what its stale mark says ("": not stale)
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def _cells(fam: Family, rows: pd.DataFrame) -> list[PairCell]:
                      label=fam.cell_label(r), error=esc_raw(first_line(r, 4000)),
                      seconds=num(round(float(r["seconds"]), 1)),
                      flaky=r["flaky"] is True, repeats=[str(o) for o in (r["repeats"] or [])],
-                     harness_version=esc_raw(r["harness_version"]), probe=str(r["probe"]))
+                     stale=fam.rules.note(r))
             for r in ordered.to_dict("records")]
 
 

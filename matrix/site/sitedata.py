@@ -9,7 +9,7 @@ import pandas as pd
 
 from matrix.answers.analysis import rows_of
 from matrix.families.base import SiteView
-from matrix.families.registry import FAMILIES
+from matrix.families.registry import FAMILIES, open_sources
 from matrix.markup import cli_slug, num, sdk_slug
 from matrix.store.dataset import Sources
 from matrix.store.results import Releases
@@ -26,5 +26,5 @@ def write(path: Path, text: str) -> None:
 def site_view(frame: pd.DataFrame, releases: Releases | None = None, generated_at: str = "now",
               sources: Sources | None = None) -> SiteView:
     """A view of ``frame`` for pages to be made from (a build makes one; so can a test)."""
-    return SiteView(rows_of(frame), releases or {}, sources or Sources(Path("/nonexistent-results")), FAMILIES,
-                    generated_at)
+    return SiteView(rows_of(frame), releases or {}, sources or open_sources(Path("/nonexistent-results")),
+                    FAMILIES, generated_at)

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
 from matrix.errors import UserError
+from matrix.model import SCHEMA as ROW_SCHEMA
 from matrix.model import Outcome, Row
 from matrix.store import changelog
 from matrix.store.layout import row_file
 from matrix.store.manifest import DATA_SCHEMA, INDEX, Manifest, digest, is_row_file, rows_in
 from matrix.store.results import Releases
 
-__all__ = ["RULES", "DatasetError", "Snapshot", "Violation", "check", "safe_value", "unsafe_field"]
+__all__ = ["RULES", "DatasetError", "Snapshot", "Typing", "Violation", "check", "safe_value", "unsafe_field"]
+
+# What a row's family makes of it: its payload typed and ``per_sdk`` as the family says (the
+# row itself when it already is); an error (``ValueError``, ``UserError``) says why it cannot be.
+Typing = Callable[[Row], Row]
 
 # Rule -> what it asks, for `compat-matrix check --rules` and the Reliability page.
 RULES: dict[str, str] = {
@@ -33,8 +38,9 @@ RULES: dict[str, str] = {
     "present": f"every file {INDEX} lists is there",
     "checksum": f"every file has the checksum {INDEX} gives it",
     "row-count": f"every row file has the number of rows {INDEX} gives it",
-    "row": "every line of a row file is one whole row of the row schema",
+    "row": f"every line of a row file is one whole row of the row schema (format {ROW_SCHEMA})",
     "outcome": "every row's outcome is one of the outcome vocabulary",
+    "payload": "every row's payload is the one its family declares for its probe, as the family writes it",
     "name": "every family, probe, version and check name is a plain name (no path, no '..')",
     "placement": "every row sits in the file of its family, probe and release",
     "duplicate": "one row per cell across all files",
@@ -99,19 +105,41 @@ def unsafe_field(row: Row) -> str | None:
     return None
 
 
-def _row_of(line: str) -> tuple[Row | None, str]:
+def _row_of(line: str) -> tuple[Row | None, str, str]:
+    """The row of a stored line, or the rule it breaks and how."""
     try:
         data = json.loads(line)
     except json.JSONDecodeError as err:
-        return None, f"not a whole JSON object ({err.msg} at column {err.colno}): cut short, or edited by hand"
+        return None, "row", f"not a whole JSON object ({err.msg} at column {err.colno}): cut short, or edited by hand"
     if not isinstance(data, dict):
-        return None, "not a JSON object"
+        return None, "row", "not a JSON object"
+    if data.get("outcome") not in _OUTCOMES:
+        return None, "outcome", (f"outcome {data.get('outcome')!r} is not one of the vocabulary "
+                                 f"({', '.join(sorted(_OUTCOMES))})")
+    if data.get("schema") != ROW_SCHEMA:
+        return None, "row", (f"a row of format {data.get('schema')!r}, not {ROW_SCHEMA}: run `compat-matrix migrate`"
+                             if data.get("schema") in range(1, ROW_SCHEMA) else f"row format {data.get('schema')!r} "
+                             f"is not {ROW_SCHEMA}, the one this compat-matrix reads")
     try:
-        return Row.model_validate(data), ""
+        return Row.model_validate(data), "", ""
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        return None, f"not a row: {where}: {first['msg']}"
+        return None, "row", f"not a row: {where}: {first['msg']}"
+
+
+def _typed(row: Row, typing: Typing | None) -> tuple[Row, str]:
+    """``row`` as its family types it, or why it does not fit (stored rows are kept typed)."""
+    if typing is None:
+        return row, ""
+    try:
+        typed = typing(row)
+    except (ValueError, UserError) as err:
+        return row, str(getattr(err, "problem", None) or str(err).split("; ")[0])
+    if typed != row:
+        return typed, (f"not as {row.family} writes a {row.probe} row (its payload or per_sdk differ): written by "
+                       "another compat-matrix; run `compat-matrix migrate`")
+    return typed, ""
 
 
 def _releases(path: str, raw: bytes, out: list[Violation]) -> dict[str, dict[str, str | None]]:
@@ -130,10 +158,11 @@ def _releases(path: str, raw: bytes, out: list[Violation]) -> dict[str, dict[str
     return {str(side): dict(versions) for side, versions in data.items()}
 
 
-def check(root: str, files: Mapping[str, bytes], index: bytes | None) -> tuple[Snapshot, list[Violation]]:
+def check(root: str, files: Mapping[str, bytes], index: bytes | None,
+          typing: Typing | None = None) -> tuple[Snapshot, list[Violation]]:
     """Check a dataset of ``files`` (path relative to the root -> content, every file there but
-    the manifest) against its manifest (``index``: its bytes, None when missing). ``root``: how
-    paths are shown."""
+    the manifest) against its manifest (``index``: its bytes, None when missing), and each row's
+    payload against its family's (``typing``; None: not checked). ``root``: how paths are shown."""
     out: list[Violation] = []
 
     def at(rel: str) -> str:
@@ -147,8 +176,8 @@ def check(root: str, files: Mapping[str, bytes], index: bytes | None) -> tuple[S
             raw = json.loads(index)
             if isinstance(raw, dict) and raw.get("schema") != DATA_SCHEMA:
                 out.append(Violation(at(INDEX), 0, "schema", f"dataset schema {raw.get('schema')!r}, not "
-                                     f"{DATA_SCHEMA}: run `compat-matrix migrate` (schema 1), or a compat-matrix "
-                                     "that reads it"))
+                                     f"{DATA_SCHEMA}: run `compat-matrix migrate` (schemas 1 and 2), or a "
+                                     "compat-matrix that reads it"))
             else:
                 manifest = Manifest.model_validate(raw)
         except ValueError as err:
@@ -190,13 +219,13 @@ def check(root: str, files: Mapping[str, bytes], index: bytes | None) -> tuple[S
         elif lines:
             out.append(Violation(at(rel), len(lines), "row", "the last line is not finished (cut short)"))
         for n, line in enumerate(lines, 1):
-            row, why = _row_of(line) if line.strip() else (None, "an empty line")
+            row, rule, why = _row_of(line) if line.strip() else (None, "row", "an empty line")
             if row is None:
-                out.append(Violation(at(rel), n, "row", why))
+                out.append(Violation(at(rel), n, rule, why))
                 continue
-            if row.outcome not in _OUTCOMES:
-                out.append(Violation(at(rel), n, "outcome", f"outcome {row.outcome!r} is not one of the vocabulary "
-                                                            f"({', '.join(sorted(_OUTCOMES))})"))
+            row, why = _typed(row, typing)
+            if why:
+                out.append(Violation(at(rel), n, "payload", why))
             bad = unsafe_field(row)
             if bad is not None:
                 out.append(Violation(at(rel), n, "name", f"{bad} is not a plain name"))
@@ -214,6 +243,6 @@ def check(root: str, files: Mapping[str, bytes], index: bytes | None) -> tuple[S
             seen[slot] = f"{at(rel)}:{n}"
             rows.append(row)
     # What a line holds says more than that its file's checksum no longer matches: first.
-    order = ["index", "schema", "row", "outcome", "name", "placement", "duplicate", "changelog", "releases",
+    order = ["index", "schema", "row", "outcome", "payload", "name", "placement", "duplicate", "changelog", "releases",
              "present", "listed", "row-count", "checksum"]
     return Snapshot(rows, releases, entries, manifest), sorted(out, key=lambda v: (order.index(v.rule), v))

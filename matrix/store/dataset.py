@@ -10,8 +10,9 @@ Layout (``DATA_SCHEMA``)::
     data/evidence/<family>/...jsonl.gz       transcripts and stand-in logs, compressed
     data/changelog.jsonl                     one entry per fold: releases added, verdicts moved
 
-A handshake cell lives in the file of the newer of its two releases (by release date), every
-other cell in its SDK release's file: a new release, on either side, is one new file. Rows are
+A cell of a pair of releases lives in the file of the newer of the two (by release date), a
+check in its SDK release's file (``matrix/store/layout.py``): a new release, on either side, is
+one new file. Rows are
 one JSON object per line with sorted keys, files sorted by cell; no machine paths, user or
 host names (``scrub``). Local measurements (``results/``) never reach ``data/`` but through
 ``fold``, which says what it added and changed.
@@ -39,7 +40,7 @@ from matrix.execute.lock import LOCK_FILE, holding, sharing
 from matrix.execute.redaction import scrub_paths
 from matrix.model import Outcome, Row
 from matrix.store import changelog
-from matrix.store.check import DatasetError, Snapshot, Violation, check, unsafe_field
+from matrix.store.check import DatasetError, Snapshot, Typing, Violation, check, unsafe_field
 from matrix.store.layout import row_file
 from matrix.store.manifest import DATA_SCHEMA, INDEX, digest, manifest_of
 from matrix.store.results import RELEASES_FILE, ROWS_FILE, Releases, Store, frame_of, load_releases, parse_row
@@ -103,8 +104,11 @@ class Dataset:
     """``data/``: read (verified, one version), and folded into from a local results directory
     (as a whole)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, typing: Typing | None = None) -> None:
+        """``typing``: how each row's family types it (its payload), checked on every read and
+        applied to every row folded in (None: payloads are kept as they are)."""
         self.root = root
+        self.typing = typing
         self._snapshot: Snapshot | None = None
 
     def exists(self) -> bool:
@@ -156,7 +160,7 @@ class Dataset:
         else:
             with self._reading():
                 files, index = self.raw()
-        return check(str(self.root), files, index)
+        return check(str(self.root), files, index, self.typing)
 
     def snapshot(self, locked: bool = False) -> Snapshot:
         """One verified version of the dataset, read once per Dataset: any violation is an error
@@ -212,7 +216,7 @@ class Dataset:
                 report.notes.append(note)
             trace("read")
             snap = self.snapshot(locked=True) if self.exists() or self.present() else Snapshot()
-            local = _checked_input(results, accept, report)
+            local = _checked_input(results, accept, report, self.typing)
             trace("validate")
             writes, deletes = self._fold(snap, results, local, at, report)
             if writes or deletes:
@@ -281,7 +285,8 @@ class Dataset:
         return writes, deletes
 
 
-def _checked_input(results: Path, accept: Accept | None, report: FoldReport) -> list[Row]:
+def _checked_input(results: Path, accept: Accept | None, report: FoldReport,
+                   typing: Typing | None = None) -> list[Row]:
     """The rows of ``results`` a fold takes: a line that is not a row (but a torn last one, a
     run killed while writing it), a value that is not a plain name (it would name a path outside
     the dataset), an outcome outside the vocabulary or a row ``accept`` refuses ends the fold."""
@@ -311,6 +316,11 @@ def _checked_input(results: Path, accept: Accept | None, report: FoldReport) -> 
             why = f"outcome {row.outcome!r} is not one of the vocabulary"
         if why is None and accept is not None:
             why = accept(row, releases)
+        if why is None and typing is not None:
+            try:
+                row = typing(row)
+            except (ValueError, UserError) as err:
+                why = str(err).split("; ")[0]
         if why is not None:
             raise UserError(f"{path}:{n}: {why}; nothing was folded. Measure it again with this compat-matrix, or "
                             "delete that line, and fold again")
@@ -340,13 +350,15 @@ class Sources:
 
     results: Path
     data: Path | None = None
+    typing: Typing | None = field(default=None, compare=False)  # see Dataset
+    payload_columns: tuple[str, ...] = ()  # a frame's payload columns, present even when empty (frame_of)
     _kept: dict[str, Dataset] = field(default_factory=dict, compare=False, repr=False)
 
     def dataset(self) -> Dataset | None:
         if self.data is None:
             return None
         if "data" not in self._kept:
-            self._kept["data"] = Dataset(self.data)
+            self._kept["data"] = Dataset(self.data, self.typing)
         return self._kept["data"]
 
     def rows(self) -> tuple[list[Row], list[str]]:
@@ -356,6 +368,13 @@ class Sources:
             rows = {r.slot(): r for r in dataset.snapshot().rows}
         local, warnings = Store(self.results).read()
         for r in local:
+            if self.typing is not None:
+                try:
+                    r = self.typing(r)
+                except (ValueError, UserError) as err:
+                    warnings.append(f"{self.results / ROWS_FILE}: {str(err).split('; ')[0]}; skipped, the other rows "
+                                    "are kept")
+                    continue
             old = rows.get(r.slot())
             if old is None or r.measured_at >= old.measured_at:
                 rows[r.slot()] = r
@@ -386,12 +405,12 @@ class Sources:
 
     def frame(self) -> tuple[pd.DataFrame, list[str]]:
         rows, warnings = self.rows()
-        return frame_of(rows), warnings
+        return frame_of(rows, self.payload_columns), warnings
 
     def kept_frame(self) -> pd.DataFrame | None:
         """The committed history alone, as a frame (None: there is none)."""
         dataset = self.dataset()
-        return frame_of(dataset.snapshot().rows) if dataset is not None else None
+        return frame_of(dataset.snapshot().rows, self.payload_columns) if dataset is not None else None
 
     def inputs(self) -> list[Path]:
         """The files the rows come from (a build's cache keys on them)."""

@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["DATA_SCHEMA", "INDEX", "FileEntry", "Manifest", "digest", "manifest_of", "rows_in"]
 
-# 2: every file with its checksum (1 listed the row files and their row counts only).
-DATA_SCHEMA = 2
+# 3: rows of format 2 (a core and its payload); 2: every file with its checksum (1 listed the row
+# files and their row counts only).
+DATA_SCHEMA = 3
 INDEX = "index.json"
 
 

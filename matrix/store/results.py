@@ -12,16 +12,16 @@ import errno
 import json
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from matrix import rules_current
 from matrix.errors import UserError
 from matrix.execute.storage import write_atomic, writing
 from matrix.model import Row
 
-__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Store", "frame_of", "is_stale", "load_frame",
+__all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Store", "frame_of", "load_frame",
            "load_releases", "parse_row", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
@@ -131,18 +131,17 @@ class Store:
         return list(rows.values()), warnings
 
 
-def is_stale(row: Row) -> bool:
-    """Measured by older rules of its probe that the current ones would judge otherwise, or
-    never given a verdict (a harness error)."""
-    return not rules_current(row) or row.outcome == "harness-error"
-
-
-def frame_of(rows: list[Row]) -> pd.DataFrame:
-    """Rows as one DataFrame, one row per cell, every column present even when empty."""
-    names = {name: f.alias or name for name, f in Row.model_fields.items()}
+def frame_of(rows: list[Row], payload_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows as one DataFrame, one row per cell: every field of the core and of the payload as
+    a column, ``payload_columns`` (and the core's) present even when empty."""
+    names = {name: f.alias or name for name, f in Row.model_fields.items() if name != "payload"}
+    extra = dict.fromkeys(payload_columns)
+    for r in rows:
+        extra.update(dict.fromkeys(k for k in r.payload if k not in extra))
+    columns = [*names.values(), *(k for k in extra if k not in names.values())]
     # A shallow copy per row: a deep copy of every detail dict costs seconds on a whole history.
-    return pd.DataFrame([{col: getattr(r, name) for name, col in names.items()} for r in rows],
-                        columns=list(names.values()))
+    return pd.DataFrame([{**r.payload, **{col: getattr(r, name) for name, col in names.items()}} for r in rows],
+                        columns=columns)
 
 
 def load_frame(directory: Path) -> tuple[pd.DataFrame, list[str]]:

@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from matrix.answers.report import REPORT_COLUMNS, records, to_csv, to_json
+from matrix.answers.report import records, report_columns, to_csv, to_json
+from matrix.families.registry import cells_frame, type_row
 from matrix.model import Row
-from matrix.store.results import frame_of
 from tests.conftest import ROOT
 
 DATA_PAGE = ROOT / "docs" / "data.md"
@@ -46,7 +46,7 @@ def rows() -> pd.DataFrame:
             error_message="SDK expects version 1, but server reports version 3", message_names_versions=True,
             message_actionable=False, repeats=["refused", "refused"], **base),
     ]
-    return frame_of(made)
+    return cells_frame([type_row(r) for r in made])
 
 
 _CHECKS: dict[str, Any] = {
@@ -72,18 +72,18 @@ _CSV: dict[str, re.Pattern[str]] = {
 
 def test_the_data_page_documents_every_exported_column_with_a_known_type() -> None:
     types = documented()
-    assert set(types) == set(REPORT_COLUMNS)
+    assert set(types) == set(report_columns().names)
     assert set(types.values()) <= set(_CHECKS), set(types.values()) - set(_CHECKS)
 
 
-@pytest.mark.parametrize("column", REPORT_COLUMNS)
+@pytest.mark.parametrize("column", report_columns().names)
 def test_json_values_have_the_documented_type(column: str) -> None:
     check = _CHECKS[documented()[column]]
     for record in json.loads(to_json(rows())):
         assert check(record[column]), (column, record[column])
 
 
-@pytest.mark.parametrize("column", REPORT_COLUMNS)
+@pytest.mark.parametrize("column", report_columns().names)
 def test_csv_values_have_the_documented_type(column: str) -> None:
     kind = documented()[column]
     for record in csv.DictReader(io.StringIO(to_csv(rows()))):
@@ -111,7 +111,7 @@ def test_the_terminal_report_cuts_no_check_name_or_outcome(capsys: pytest.Captur
     rows = [make_row(sdk, "stand-in-1", outcome, family="cosmo-python", probe="tolerance", mutation=check)
             for sdk in ("0.5.1", "0.6.1") for check, outcome in checks]
     console = Console(width=80, record=True, force_terminal=False)
-    print_report(frame_of(rows), console)
+    print_report(cells_frame(rows), console)
     text = console.export_text() + capsys.readouterr().out  # a table wider than the terminal goes to stdout
     assert "…" not in text
     assert "not-applicable" in text and "user-speech-timeout.action.type" in text
@@ -129,6 +129,6 @@ def test_the_terminal_matrix_has_a_word_for_every_outcome() -> None:
 
     rows = [make_row(f"1.0.{i}", "1.0.60", o.value, family="copilot-node") for i, o in enumerate(Outcome)]
     console = Console(width=400, record=True)
-    for table in matrix_tables(frame_of(rows)):
+    for table in matrix_tables(cells_frame(rows)):
         console.print(table)
     assert "n/a" in console.export_text()

@@ -4,20 +4,22 @@ from pathlib import Path
 
 import pytest
 
-from matrix import HARNESS_VERSION, rules_version
+from matrix import HARNESS_VERSION
 from matrix.execute import proc
+from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.model import Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner, order, pending
-from matrix.store.results import Store, is_stale
+from matrix.store.results import Store
 from tests.conftest import make_row
 
 
-def row(sdk: str, outcome: str, harness: str = rules_version("handshake")) -> Row:
-    return make_row(sdk, "1.0.0", outcome, family="f", harness_version=harness)
+def row(sdk: str, outcome: str, harness: str = COPILOT_RULES.version("handshake")) -> Row:
+    return make_row(sdk, "1.0.0", outcome, family="copilot-python", harness_version=harness)
 
 
-CELLS = [Cell("f", s, "1.0.0", "handshake") for s in ("1", "2", "3", "4")]
+CELLS = [Cell("copilot-python", s, "1.0.0", "handshake") for s in ("1", "2", "3", "4")]
+is_stale = COPILOT_RULES.stale
 
 
 def test_incremental_skips_measured_cells_only() -> None:
@@ -43,9 +45,9 @@ def test_a_rules_change_makes_stale_only_the_cells_it_can_alter() -> None:
     assert not is_stale(row("2", "refused", harness="4"))
     assert is_stale(row("2", "refused", harness="3"))  # older changes touched every cell
     # ... and cells of a CLI no runtime could start (its --version failed on the runtime used).
-    dead = make_row("1", "1.0.77", "launch-failed", family="f", harness_version="4", node_runtime="node24",
-                    detail={"runtime_failures": {"node20": "exit 1", "node24": "exit 1"}})
-    alive = dead.model_copy(update={"detail": {"runtime_failures": {"node20": "exit 1"}}})
+    dead = make_row("1", "1.0.77", "launch-failed", family="copilot-python", harness_version="4",
+                    node_runtime="node24", detail={"runtime_failures": {"node20": "exit 1", "node24": "exit 1"}})
+    alive = dead.updated(detail={"runtime_failures": {"node20": "exit 1"}})
     assert is_stale(dead) and not is_stale(alive)
 
 
@@ -54,7 +56,7 @@ def test_a_release_the_registry_refused_a_week_ago_is_asked_for_again() -> None:
 
     def refused(sdk: str, days: float) -> Row:
         at = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
-        return make_row(sdk, "1.0.0", "uninstallable", family="f", harness_version=rules_version("handshake"),
+        return make_row(sdk, "1.0.0", "uninstallable", family="copilot-python", harness_version=HARNESS_VERSION,
                         measured_at=at)
 
     kept = [refused("1", 8), refused("2", 1)]

@@ -9,6 +9,7 @@ import pytest
 from matrix.families.copilot.matrix_pages import cells_page
 from matrix.families.copilot.release_pages import cli_page, sdk_page
 from matrix.families.registry import FAMILIES
+from matrix.model import Row
 from matrix.site.notebooks import NotebookError, execute
 from matrix.site.sitedata import site_view
 from matrix.store.dataset import Sources
@@ -173,15 +174,20 @@ def test_version_pages_say_what_stop_left_running(tmp_path: Path) -> None:
 
 
 def test_a_cell_measured_by_older_rules_is_marked_stale() -> None:
-    from matrix import rules_version
+    """What its family's rules say of a stored cell is what its mark says."""
+    from types import SimpleNamespace
+
+    from matrix.families.copilot.rules import COPILOT_RULES
     from matrix.markup import flaky_mark
 
-    current = make_row("1", "1", "compatible", family="f", harness_version=rules_version("handshake"))
-    assert "stale" not in flaky_mark(current)
-    older = make_row("1", "1", "compatible", family="f", harness_version="0")
-    assert 'class="cm-stale"' in flaky_mark(older) and "run --stale" in flaky_mark(older)
-    assert "stale" in flaky_mark(make_row("1", "1", "harness-error", family="f",
-                                          harness_version=rules_version("handshake")))
+    def mark(row: Row) -> str:
+        return flaky_mark(SimpleNamespace(flaky=False, stale=COPILOT_RULES.note(row)))
+
+    now = COPILOT_RULES.version("handshake")
+    assert "stale" not in mark(make_row("1", "1", "compatible", harness_version=now))
+    older = make_row("1", "1", "compatible", harness_version="0")
+    assert 'class="cm-stale"' in mark(older) and "run --stale" in mark(older) and f"now {now}" in mark(older)
+    assert "stale" in mark(make_row("1", "1", "harness-error", harness_version=now))
 
 
 def test_an_unchanged_rebuild_generates_nothing_and_a_new_row_regenerates(tmp_path: Path,

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from matrix.store.manifest import DATA_SCHEMA
+
 __all__ = ["FAULTS", "Fault", "fingerprint", "row_file_with"]
 
 
@@ -50,6 +52,16 @@ def _misspell(data: Path) -> None:
     lines = path.read_text().splitlines()
     row = json.loads(lines[1])
     row["outcome"] = {"compatible": "compatibel"}.get(row["outcome"], row["outcome"] + "x")
+    lines[1] = json.dumps(row, sort_keys=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _foreign_payload(data: Path) -> None:
+    """A payload field of the wrong type (written by another program, or a bad merge)."""
+    path = row_file_with(data)
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[1])
+    row["payload"]["protocol"] = "three"
     lines[1] = json.dumps(row, sort_keys=True)
     path.write_text("\n".join(lines) + "\n")
 
@@ -96,6 +108,8 @@ FAULTS: list[Fault] = [
     Fault("misspelt outcome", _misspell,
           lambda d: rf"{re.escape(row_file_with(d).name)}:2: outcome '[^']+' is not one of the vocabulary"
                     r".*\[rule: outcome\]"),
+    Fault("payload not its family's", _foreign_payload,
+          lambda d: rf"{re.escape(row_file_with(d).name)}:2: payload\.protocol: .*\[rule: payload\]"),
     Fault("duplicated row", _duplicate,
           lambda d: rf"{re.escape(row_file_with(d).name)}:\d+: a second row for .*\[rule: duplicate\]"),
     Fault("row in another release's file", _moved, lambda d: r":\d+: a row of .* belongs in .*\[rule: placement\]"),
@@ -103,7 +117,7 @@ FAULTS: list[Fault] = [
     Fault("index.json deleted", _index_gone, lambda d: r"index\.json: missing: .*\[rule: index\]"),
     Fault("index.json garbage", _index_garbage, lambda d: r"index\.json: not the dataset's manifest .*\[rule: index\]"),
     Fault("index.json unknown schema", _index_schema,
-          lambda d: r"index\.json: dataset schema 99, not 2.*\[rule: schema\]"),
+          lambda d: rf"index\.json: dataset schema 99, not {DATA_SCHEMA}.*\[rule: schema\]"),
     Fault("a listed file deleted", _file_gone,
           lambda d: r"\.jsonl: listed in index\.json but missing \[rule: present\]"),
 ]

@@ -15,7 +15,7 @@ import pytest
 from matrix.answers.verify import Check, agreement, sample
 from matrix.execute.lock import Locked, holding
 from matrix.model import Row
-from matrix.store.dataset import Dataset, Sources, row_file, scrub
+from matrix.store.dataset import DATA_SCHEMA, Dataset, Sources, row_file, scrub
 from matrix.store.results import Store, save_releases
 from tests.conftest import ROOT, make_row
 
@@ -83,7 +83,7 @@ def test_fold_adds_replaces_newer_leaves_out_infra_errors_and_writes_determinist
     assert kept is not None
     assert str(Path.home()) not in gzip.decompress(kept).decode() and "<path>/x" in gzip.decompress(kept).decode()
     index = json.loads((data.root / "index.json").read_text())
-    assert index["schema"] == 2 and index["rows"] == 3
+    assert index["schema"] == DATA_SCHEMA and index["rows"] == 3
     assert set(index["files"]) == {*files, "copilot-python/releases.json", "changelog.jsonl",
                                    "evidence/transcripts/copilot-python/t.jsonl.gz"}
 

@@ -6,6 +6,7 @@ phase: tests/store/test_integration_faults.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
@@ -105,8 +106,10 @@ def test_fold_refuses_a_hostile_or_misspelt_results_row_and_changes_nothing(
         data: Path, tmp_path: Path, field: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
     good = Dataset(data).read()[0][0]
     results = tmp_path / "results"
-    Store(results).append(good.model_copy(update={"measured_at": "2026-12-24T00:00:00+00:00"}))
-    Store(results).append(good.model_copy(update={field: value, "measured_at": "2026-12-24T00:00:00+00:00"}))
+    Store(results).append(good.updated(measured_at="2026-12-24T00:00:00+00:00"))
+    hostile = {**json.loads(good.to_json()), field: value, "measured_at": "2026-12-24T00:00:00+00:00"}
+    with (results / "rows.jsonl").open("a") as f:  # as a hand (or another program) would write it
+        f.write(json.dumps(hostile) + "\n")
     save_releases(results, {"copilot-python": Dataset(data).releases()["copilot-python"]})
     before = fingerprint(data)
     assert main(["fold", "--results", str(results), "--data", str(data)]) == 2
@@ -119,7 +122,7 @@ def test_fold_refuses_a_release_its_results_never_selected(data: Path, tmp_path:
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     good = Dataset(data).read()[0][0]
     results = tmp_path / "results"
-    Store(results).append(good.model_copy(update={"sdk_version": "7.7.7", "measured_at": "2026-12-24T00:00:00+00:00"}))
+    Store(results).append(good.updated(sdk_version="7.7.7", measured_at="2026-12-24T00:00:00+00:00"))
     save_releases(results, {"copilot-python": Dataset(data).releases()["copilot-python"]})
     before = fingerprint(data)
     assert main(["fold", "--results", str(results), "--data", str(data)]) == 2
@@ -132,7 +135,7 @@ def test_a_reader_holds_the_dataset_and_a_fold_waits_for_it(data: Path, tmp_path
     reader = Dataset(data)
     rows = reader.read()[0]
     results = tmp_path / "results"
-    Store(results).append(rows[0].model_copy(update={"outcome": "refused", "measured_at": "2026-12-24T00:00:00+00:00"}))
+    Store(results).append(rows[0].updated(outcome="refused", measured_at="2026-12-24T00:00:00+00:00"))
     save_releases(results, {"copilot-python": reader.releases()["copilot-python"]})
     done: list[str] = []
     with sharing(data):

@@ -44,7 +44,7 @@ def remeasured(data: Path, results: Path, family: str = "copilot-go") -> Path:
     store = Store(results)
     for i, r in enumerate(rows):
         moved = {"outcome": "hang"} if i % 97 == 0 and r.probe == "handshake" else {}
-        store.append(r.model_copy(update={"measured_at": "2026-12-30T00:00:00+00:00", **moved}))
+        store.append(r.updated(measured_at="2026-12-30T00:00:00+00:00", **moved))
     save_releases(results, {family: Dataset(data).releases()[family]})
     return results
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.model import Row
-from matrix.store.results import ROWS_FILE, Store, load_frame
+from matrix.store.results import ROWS_FILE, Store, frame_of, load_frame
 from tests.conftest import make_row
 
 
@@ -80,9 +80,10 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     assert any(f"{path}:3" in w and "unexpected" in w for w in warnings)
 
 
-def test_load_frame_has_every_column_even_when_empty(tmp_path: Path) -> None:
+def test_a_frame_has_every_core_and_declared_payload_column_even_when_empty(tmp_path: Path) -> None:
     frame, _ = load_frame(tmp_path)
-    assert frame.empty and "outcome" in frame.columns and "protocol" in frame.columns
+    assert frame.empty and "outcome" in frame.columns and "per_sdk" in frame.columns
+    assert "protocol" not in frame.columns and "protocol" in frame_of([], ["protocol"]).columns
     Store(tmp_path).append(row(protocol=3))
     frame, _ = load_frame(tmp_path)
-    assert len(frame) == 1 and frame.iloc[0]["protocol"] == 3
+    assert len(frame) == 1 and frame.iloc[0]["protocol"] == 3  # the payload, a column like the core's

@@ -35,10 +35,14 @@ from matrix.families.copilot.drift_page import drift_page
 from matrix.families.copilot.handshake import HandshakeCell, cli_does_not_start_row
 from matrix.families.copilot.matrix_pages import matrix_pages
 from matrix.families.copilot.pages import tolerance_pages
+from matrix.families.copilot.payload import payload_model
 from matrix.families.copilot.release_pages import cli_page, sdk_pages
+from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
 from matrix.families.copilot.stops import LEAK_MARK, LEAK_TEXT, RACE_MARK, RACE_TEXT, leak_kind, leaves_running
 from matrix.families.copilot.targets import control_target, works
+from matrix.families.payload import Payload
+from matrix.families.rules import Rules
 from matrix.markup import cli_slug
 from matrix.model import HANDSHAKE_OUTCOMES, NO_CLI, TOLERANCE_OUTCOMES, Cell, Outcome, Row
 from matrix.present.grid import first_line
@@ -104,6 +108,16 @@ class CopilotFamily(Family):
     guide: str = GUIDE
     pin_guide: str = PIN_GUIDE
     cell_columns: tuple[str, ...] = ("protocol", "leaked", "stops")
+    rules: Rules = COPILOT_RULES
+
+    # -- what its rows are -------------------------------------------------------------
+
+    def payload_model(self, probe: str) -> type[Payload]:
+        return payload_model(probe)
+
+    def per_sdk(self, probe: str, mutation: str) -> bool:
+        """A handshake and a check's control stand for their pair; a check, for its SDK release."""
+        return probe != self.pair_probe and mutation not in CONTROL_DESCRIPTIONS
 
     # -- reading what was measured ----------------------------------------------------
 

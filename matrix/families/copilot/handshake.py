@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from matrix import rules_version
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
 from matrix.execute.forkserver import ForkServers
@@ -17,6 +16,8 @@ from matrix.execute.redaction import process_label, redact, strip_paths
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake_verdict import classify_handshake, combine_stops, needs_another, stop_seconds
+from matrix.families.copilot.payload import CONNECTED, HANDSHAKE, AgentPayload, HandshakePayload
+from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.model import Cell, Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import DOES_NOT_START, LEFT_RUNNING, Verdict, after_stop, grade_message
@@ -105,33 +106,38 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
             {**p, "command": strip_paths(str(p.get("command", "")))} for p in gone.get("processes") or []]}
     if verdict.error and verdict.error.traceback:
         detail["traceback"] = redact(verdict.error.traceback[-4000:])
-    connected = verdict.outcome in ("compatible", "degraded") or probe != "handshake"
-    return Row(
-        family=cell.family,
-        sdk_version=cell.sdk_version,
-        cli_version=cell.cli_version,
-        probe=probe,
-        mutation=mutation,
-        outcome=str(verdict.outcome),
-        protocol=report.negotiated_protocol if report and connected else None,
-        observed_cli_version=report.observed_cli_version if report else None,
-        error_type=verdict.error.type if verdict.error else None,
-        error_message=message,
+    observed = AgentPayload(
         message_names_versions=names,
         message_actionable=actionable,
-        seconds=round(res.elapsed, 3),
         start_seconds=seconds.get("start"),
         calls_seconds=round(seconds.get("ping", 0.0) + seconds.get("get_status", 0.0), 4)
         if "ping" in seconds else None,
         stop_seconds=seconds.get("stop"),
         sdk_declared=report.declared if report else {},
         node_runtime=runtime.label,
-        leftovers_killed=[strip_paths(c) for c in res.leftovers],
+    )
+    payload = observed if probe != HANDSHAKE else HandshakePayload(
+        **observed.model_dump(),
+        protocol=report.negotiated_protocol if report and verdict.outcome in CONNECTED else None,
+        observed_cli_version=report.observed_cli_version if report else None,
         exit_after_stop_seconds=gone.get("exit_after_stop_seconds") if gone else None,
         leaked=[process_label(c) for c in gone.get("leaked") or []] if gone else [],
         wrong_cli=verdict.wrong_cli,
+    )
+    return Row(
+        family=cell.family,
+        sdk_version=cell.sdk_version,
+        cli_version=cell.cli_version,
+        probe=probe,
+        mutation=mutation,
+        outcome=verdict.outcome,
+        error_type=verdict.error.type if verdict.error else None,
+        error_message=message,
+        seconds=round(res.elapsed, 3),
+        leftovers_killed=[strip_paths(c) for c in res.leftovers],
+        payload=payload.model_dump(mode="json"),
         detail=detail,
-        harness_version=rules_version(probe),
+        harness_version=COPILOT_RULES.version(probe),
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )
@@ -168,25 +174,25 @@ def measure_handshake(cell: HandshakeCell, once: Callable[[], Attempt], runtime:
         if measured:
             stops.append(seconds)
     verdict, shown = combine_stops(verdicts, [a.run.report for a in attempts])
-    row = build_row(cell, "handshake", "", attempts[shown].run, verdict, runtime, cli, extra=attempts[shown].extra)
+    row = build_row(cell, HANDSHAKE, "", attempts[shown].run, verdict, runtime, cli, extra=attempts[shown].extra)
     if len(attempts) == 1:
         return row
     leaking = next((a for a in attempts if stop_seconds(a.run.report) == (True, None)), None)
-    gone = after_stop(leaking.run.report) if leaking is not None and not row.leaked else None
-    seen = [str(v.outcome) for v in verdicts]
-    return row.model_copy(update={
-        "repeats": seen, "flaky": len(set(seen)) > 1, "stops": stops,
-        "seconds": round(sum(a.run.result.elapsed for a in attempts), 3),
-        **({"leaked": [process_label(c) for c in gone.get("leaked") or []]} if gone else {})})
+    gone = after_stop(leaking.run.report) if leaking is not None and not row.get("leaked") else None
+    seen = [v.outcome for v in verdicts]
+    return row.updated(
+        repeats=seen, flaky=len(set(seen)) > 1, stops=stops,
+        seconds=round(sum(a.run.result.elapsed for a in attempts), 3),
+        **({"leaked": [process_label(c) for c in gone.get("leaked") or []]} if gone else {}))
 
 
 def cli_does_not_start_row(cell: Cell, cli: CliInstall, why: str) -> Row:
     """A cell of a CLI release that does not start by itself on this machine: not-applicable,
     with the CLI's own failure, and no SDK run (none could use it; it is a fact about the CLI)."""
     return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version, probe=cell.probe,
-               mutation=cell.mutation, outcome=Outcome.NOT_APPLICABLE.value, error_type=DOES_NOT_START,
+               mutation=cell.mutation, outcome=Outcome.NOT_APPLICABLE, error_type=DOES_NOT_START,
                error_message=redact(why),
                detail={"runtime_failures": {k: redact(v) for k, v in cli.runtime_failures.items()},
                        "optional_not_served": list(cli.not_served)},
-               harness_version=rules_version(cell.probe), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
-               host=socket.gethostname())
+               harness_version=COPILOT_RULES.version(cell.probe),
+               measured_at=datetime.now(UTC).isoformat(timespec="seconds"), host=socket.gethostname())

@@ -9,6 +9,7 @@ import pandas as pd
 
 from matrix.families.base import Family, SiteView
 from matrix.families.copilot.render import render
+from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.families.copilot.stops import LEAK_MARK, RACE_MARK, after_stop_text
 from matrix.markup import esc_raw, num
 from matrix.present.grid import Grid, grid_of
@@ -22,8 +23,8 @@ EXCERPT = 160
 
 @dataclass(frozen=True)
 class CellRow:
-    """One handshake cell in a table of every cell; ``flaky``, ``repeats``, ``harness_version``
-    and ``probe`` are what the flaky and stale marks read."""
+    """One handshake cell in a table of every cell; ``flaky``, ``repeats`` and ``stale`` are what
+    the flaky and stale marks read."""
 
     family: str
     sdk: str
@@ -37,8 +38,7 @@ class CellRow:
     seconds: str
     flaky: bool
     repeats: list[str]
-    harness_version: str
-    probe: str
+    stale: str
 
 
 def cell_rows(frame: pd.DataFrame) -> list[CellRow]:
@@ -53,7 +53,7 @@ def cell_rows(frame: pd.DataFrame) -> list[CellRow]:
             after_stop=after_stop_text(r.leaked, r.exit_after_stop_seconds, r.stops), error=msg,
             excerpt=msg if len(msg) <= EXCERPT else msg[:EXCERPT] + "…", seconds=num(round(float(str(r.seconds)), 1)),
             flaky=r.flaky is True, repeats=[str(o) for o in r.repeats] if isinstance(r.repeats, list) else [],
-            harness_version=esc_raw(r.harness_version), probe=str(r.probe)))
+            stale=COPILOT_RULES.note(r)))
     return rows
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from matrix.families.base import Family, SiteView
 from matrix.families.copilot.render import render
+from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
 from matrix.families.copilot.targets import works
 from matrix.markup import esc_raw, yes_no
@@ -40,15 +41,14 @@ class Rule:
 
 @dataclass(frozen=True)
 class RuleCell:
-    """One rule's run for one SDK version; ``flaky``, ``repeats``, ``harness_version``, ``probe``
-    and ``outcome`` are what the flaky and stale marks read."""
+    """One rule's run for one SDK version; ``flaky``, ``repeats`` and ``stale`` are what the flaky
+    and stale marks read."""
 
     outcome: str
     link: str  # from the family's page to the cell's section of its release's page
     flaky: bool
     repeats: list[str]
-    harness_version: str
-    probe: str
+    stale: str
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _tolerance(frame: pd.DataFrame, family: str) -> pd.DataFrame:
 def _rule_cell(r: Any, family: str, sdk: str, anchor: str | None = None) -> RuleCell:
     return RuleCell(outcome=str(r.outcome), link=f"{family}/{_release_slug(sdk)}.md#{_anchor(anchor or r.mutation)}",
                     flaky=r.flaky is True, repeats=[str(o) for o in (r.repeats or [])],
-                    harness_version=str(r.harness_version or ""), probe=str(r.probe))
+                    stale=COPILOT_RULES.note(r))
 
 
 _CONTROL_KINDS = {"result.control": "handshake results, notifications and requests",

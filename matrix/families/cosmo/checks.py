@@ -11,9 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from matrix import HARNESS_VERSION
+from matrix.families.rules import Rules
+from matrix.model import Row
 
-__all__ = ["CHECKS", "FRAME_TEMPLATES", "SET_PREFIX", "STANDIN_VERSION", "Check", "check_for_set", "check_named",
-           "checks_of", "declared_sets", "set_frames", "set_target"]
+__all__ = ["CHECKS", "COSMO_RULES", "FRAME_TEMPLATES", "SET_PREFIX", "STANDIN_VERSION", "Check", "check_for_set",
+           "check_named", "checks_of", "declared_sets", "set_frames", "set_target"]
+
+# tolerance 5: measured again when the tolerance rules, then shared with Copilot's, became 5.
+COSMO_RULES = Rules({"tolerance": "5"})
 
 # The other side of every Cosmo cell: our stand-in, versioned with the wire contract it
 # enforces (matrix/families/cosmo/contract.py). Bump it when that contract changes.
@@ -162,12 +167,15 @@ def set_frames(check: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def declared_sets(rows: Iterable[Any], family: str, sdk: str) -> list[dict[str, Any]]:
     """The closed sets a release's models declare, as its newest measurement read them
     (``rows``: stored rows, or a DataFrame's records, with the Row fields)."""
-    found = [r for r in rows if r.family == family and r.sdk_version == sdk and isinstance(r.sdk_declared, dict)
-             and isinstance(r.sdk_declared.get("closed_sets"), list)]
+    def declared(r: Any) -> Any:
+        return r.get("sdk_declared") if isinstance(r, Row) else getattr(r, "sdk_declared", None)
+
+    found = [r for r in rows if r.family == family and r.sdk_version == sdk and isinstance(declared(r), dict)
+             and isinstance(declared(r).get("closed_sets"), list)]
     if not found:
         return []
     newest = max(found, key=lambda r: (r.harness_version == HARNESS_VERSION, r.measured_at))
-    return [e for e in newest.sdk_declared["closed_sets"] if isinstance(e, dict)]
+    return [e for e in declared(newest)["closed_sets"] if isinstance(e, dict)]
 
 
 def check_named(name: str) -> Check:

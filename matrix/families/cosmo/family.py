@@ -8,9 +8,18 @@ from dataclasses import dataclass
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute.environment import Environment
 from matrix.families.base import Context, Family, MakeEnv, Picture, Planning, SiteView, Vocabulary
-from matrix.families.cosmo.checks import SET_PREFIX, STANDIN_VERSION, check_for_set, checks_of, declared_sets
+from matrix.families.cosmo.checks import (
+    COSMO_RULES,
+    SET_PREFIX,
+    STANDIN_VERSION,
+    check_for_set,
+    checks_of,
+    declared_sets,
+)
 from matrix.families.cosmo.pages import cosmo_pages, cosmo_pictures
-from matrix.families.cosmo.probe import run_cosmo
+from matrix.families.cosmo.probe import CosmoPayload, run_cosmo
+from matrix.families.payload import Payload
+from matrix.families.rules import Rules
 from matrix.model import PROMISE_OUTCOMES, TOLERANCE_OUTCOMES, Cell, Row
 
 __all__ = ["Cosmo", "family"]
@@ -26,10 +35,14 @@ class Cosmo(Family):
     vocabularies: tuple[Vocabulary, ...] = (Vocabulary("Tolerance checks", TOLERANCE_OUTCOMES, kind="Tolerance: "),
                                             Vocabulary("Promise checks", PROMISE_OUTCOMES[:2], kind="Promise check: "))
     title: str = "Cosmo"
+    rules: Rules = COSMO_RULES
     guide: str = GUIDE
 
     def front_page(self) -> str:
         return f"cosmo/{self.name}.md"
+
+    def payload_model(self, probe: str) -> type[Payload]:
+        return CosmoPayload
 
     def plan(self, phase: str, planning: Planning) -> list[Cell]:
         if phase == "stand-in":  # every check of every selected probe, for every release

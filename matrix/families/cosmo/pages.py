@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from matrix.families.base import Family, Picture, SiteView
-from matrix.families.cosmo.checks import CHECKS, SET_PREFIX, Check, check_for_set, declared_sets, set_check
+from matrix.families.cosmo.checks import CHECKS, COSMO_RULES, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
 from matrix.markup import embed_badge, esc_raw
 from matrix.render import renderer
@@ -144,16 +144,15 @@ class GridCheck:
 
 @dataclass(frozen=True)
 class GridCell:
-    """One check of one release; ``flaky``, ``repeats``, ``harness_version``, ``probe`` and
-    ``outcome`` are what the flaky and stale marks read."""
+    """One check of one release; ``flaky``, ``repeats`` and ``stale`` are what the flaky and
+    stale marks read."""
 
     outcome: str
     summary: str  # what the release did, one line
     link: str  # to its evidence
     flaky: bool
     repeats: list[str]
-    harness_version: str
-    probe: str
+    stale: str
 
 
 @dataclass(frozen=True)
@@ -172,7 +171,7 @@ class Grid:
 def _grid_cell(r: Any, family: str, sdk: str, check: str) -> GridCell:
     return GridCell(outcome=str(r.outcome), summary=summary(r), link=_version_link(family, sdk, _anchor(check)),
                     flaky=r.flaky is True, repeats=[str(o) for o in (r.repeats or [])],
-                    harness_version=str(r.harness_version or ""), probe=str(r.probe))
+                    stale=COSMO_RULES.note(r))
 
 
 def grid_data(sub: pd.DataFrame, family: str, checks: tuple[Check, ...]) -> Grid:

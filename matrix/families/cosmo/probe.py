@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from matrix import rules_version
+from pydantic import Field
+
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.errors import StorageError
 from matrix.execute import proc
@@ -20,13 +21,22 @@ from matrix.execute.redaction import redact, redact_file, strip_paths
 from matrix.execute.sandbox import sandbox
 from matrix.execute.storage import writing
 from matrix.families.cosmo import background
-from matrix.families.cosmo.checks import SET_PREFIX, set_frames, set_target
+from matrix.families.cosmo.checks import COSMO_RULES, SET_PREFIX, set_frames, set_target
 from matrix.families.cosmo.standin import Scenario
 from matrix.families.cosmo.verdicts import judge
+from matrix.families.payload import Payload
 from matrix.model import Cell, CellSettings, Row
 from matrix.probes.report import parse_report
 
-__all__ = ["PATHS", "SCENARIOS", "run_cosmo", "scenario_for", "standin_log_path"]
+__all__ = ["PATHS", "SCENARIOS", "CosmoPayload", "run_cosmo", "scenario_for", "standin_log_path"]
+
+
+class CosmoPayload(Payload):
+    """What a Cosmo check carries beside its core: what the release's own models say the server
+    may send it (the closed sets, read from its source)."""
+
+    sdk_declared: dict[str, Any] = Field(default_factory=dict)
+
 
 SCENARIOS: dict[str, Any] = json.loads((Path(__file__).parent / "scenarios.json").read_text())
 AGENT = Path(__file__).parent / "agents" / "cosmo_python.py"
@@ -106,13 +116,12 @@ def run_cosmo(cell: Cell, settings: CellSettings, scratch: Path, venv: UvVenv, r
         detail["traceback"] = redact(verdict.error.traceback[-4000:])
     return Row(
         family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version, probe=probe,
-        mutation=check, outcome=str(verdict.outcome),
-        # What the release's own models say the server may send it: the closed sets, read from its source.
-        sdk_declared={"closed_sets": report.extra.get("closed_sets")} if report and "closed_sets" in report.extra
-        else {},
+        mutation=check, outcome=verdict.outcome,
+        payload=CosmoPayload(sdk_declared={"closed_sets": report.extra.get("closed_sets")}
+                             if report and "closed_sets" in report.extra else {}).model_dump(mode="json"),
         error_type=verdict.error.type if verdict.error else None,
         error_message=redact(verdict.error.message) if verdict.error else None,
         seconds=round(res.elapsed, 3), leftovers_killed=[strip_paths(c) for c in res.leftovers], detail=detail,
-        harness_version=rules_version(probe), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        harness_version=COSMO_RULES.version(probe), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         host=socket.gethostname(),
     )
