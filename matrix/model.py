@@ -11,19 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = [
-    "CORE_FIELDS",
-    "HANDSHAKE_OUTCOMES",
-    "NO_CLI",
-    "OUTCOME_INFO",
-    "PROMISE_OUTCOMES",
-    "TOLERANCE_OUTCOMES",
-    "Cell",
-    "CellSettings",
-    "Outcome",
-    "Row",
-    "value_of",
-]
+__all__ = ["CORE_FIELDS", "GOOD_OUTCOMES", "HANDSHAKE_OUTCOMES", "NOT_A_VERDICT", "NO_CLI", "OUTCOME_INFO",
+           "OUTCOME_LETTERS", "OUTCOME_RANK", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell", "CellSettings",
+           "Outcome", "Row", "value_of"]
 
 
 class Outcome(StrEnum):
@@ -104,6 +94,27 @@ PROMISE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.KEPT, Outcome.BROKEN, Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR,
     Outcome.HARNESS_ERROR,
 )
+
+
+# Within its vocabulary, how good an outcome is (lower is better): a move to a worse rank is a
+# regression. Outcomes that say nothing of the SDK (not a verdict) carry none.
+OUTCOME_RANK: dict[Outcome, int] = {
+    Outcome.COMPATIBLE: 0, Outcome.DEGRADED: 1, Outcome.REFUSED: 2, Outcome.LAUNCH_FAILED: 3, Outcome.CRASHED: 3,
+    Outcome.HANG: 3,
+    Outcome.SURFACED: 0, Outcome.IGNORED: 0, Outcome.DOWNGRADED: 1, Outcome.LOST: 2, Outcome.FATAL: 3,
+    Outcome.KEPT: 0, Outcome.BROKEN: 1,
+}
+# Outcomes that are no verdict on the SDK: nothing known of the pair or check.
+NOT_A_VERDICT: frozenset[Outcome] = frozenset({Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR, Outcome.UNINSTALLABLE,
+                                               Outcome.NOT_APPLICABLE})
+# The best of each vocabulary: what a user wants to see.
+GOOD_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.COMPATIBLE, Outcome.SURFACED, Outcome.IGNORED, Outcome.KEPT})
+# A cell's letter in a grid, by outcome (a compatible cell, or a passed control: none).
+OUTCOME_LETTERS: dict[Outcome, str] = {
+    Outcome.REFUSED: "R", Outcome.LAUNCH_FAILED: "L", Outcome.HANG: "H", Outcome.CRASHED: "C",
+    Outcome.UNINSTALLABLE: "U", Outcome.INFRA_ERROR: "?", Outcome.HARNESS_ERROR: "!", Outcome.SURFACED: "S",
+    Outcome.IGNORED: "I", Outcome.DOWNGRADED: "D", Outcome.LOST: "X", Outcome.FATAL: "F", Outcome.NOT_APPLICABLE: "-",
+    Outcome.KEPT: "K", Outcome.BROKEN: "B"}
 
 
 @dataclass(frozen=True)

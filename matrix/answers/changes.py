@@ -54,7 +54,9 @@ class ReleaseNote:
     other_package: str
     previous: str | None  # the release before it on the same side, measured
     works_with: list[str] = field(default_factory=list)  # the other side, in its ecosystem's syntax
-    works_but_leaks: list[str] = field(default_factory=list)
+    works_but: list[str] = field(default_factory=list)  # with the family's caveat
+    caveat: str = ""  # the family's (Family.caveat, Family.caveat_with)
+    caveat_with: str = ""
     broke: list[Broken] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=dict)  # its cells, counted by outcome
 
@@ -70,8 +72,8 @@ class ReleaseNote:
             works = "measured: " + ", ".join(f"{n} {o}" for o, n in sorted(self.outcomes.items()))
         else:
             works = "nothing measured yet"
-        if self.works_but_leaks:
-            works += "; leaves the CLI running with " + ", ".join(s.strip('"') for s in self.works_but_leaks)
+        if self.works_but:
+            works += f"; {self.caveat_with} " + ", ".join(s.strip('"') for s in self.works_but)
         broke = f"; broke {len(self.broke)} cell(s) that worked with {self.previous}" if self.broke else ""
         return works + broke
 
@@ -108,7 +110,8 @@ def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> R
     order = sorted_versions(list(mine[_OTHER[side]]))
     broke.sort(key=lambda b: (b.probe, b.mutation, order.index(b.other)))
     counts = {str(k): int(v) for k, v in mine["outcome"].value_counts().sort_index().items()}
-    return ReleaseNote(family, side, package, version, other_package, previous, works, leaks, broke, counts)
+    return ReleaseNote(family, side, package, version, other_package, previous, works, leaks,
+                       fam.caveat if fam else "", fam.caveat_with if fam else "", broke, counts)
 
 
 def notes_of(frame: pd.DataFrame | Rows, entry: Entry) -> list[ReleaseNote]:
@@ -166,9 +169,8 @@ def render_markdown(frame: pd.DataFrame, entry: Entry) -> str:
                 lines += ["Works with (measured):", "", "```", *[s.strip('"') for s in n.works_with], "```", ""]
             else:
                 lines += [n.summary().capitalize() + ".", ""]
-            if n.works_but_leaks:
-                lines += ["Works, but `stop()` leaves the CLI running:", "", "```",
-                          *[s.strip('"') for s in n.works_but_leaks], "```", ""]
+            if n.works_but:
+                lines += [f"Works, but {n.caveat}:", "", "```", *[s.strip('"') for s in n.works_but], "```", ""]
             if n.broke:
                 lines += [f"Broke, compared with {n.previous}:", ""]
                 lines += [f"- {b.text(n.other_package)}" for b in n.broke] + [""]

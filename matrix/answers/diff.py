@@ -1,6 +1,6 @@
 """What changed between two result sets: every cell whose outcome differs, regressions first.
 
-Outcomes are ranked within their vocabulary (handshake, tolerance, promise checks); a move
+Outcomes are ranked within their vocabulary (``OUTCOME_RANK``: pairs, checks, promises); a move
 to a worse rank is a regression, to a better one an improvement. A move to or from a cell
 that says nothing (infra or harness error, never measured) is listed as a change, neither."""
 
@@ -12,15 +12,12 @@ from typing import Any
 
 import pandas as pd
 
+from matrix.model import OUTCOME_RANK
+
 __all__ = ["KINDS", "RANK", "Change", "change_kind", "diff_frames", "render_text"]
 
-# Lower is better. Outcomes not here (infra-error, harness-error, not-applicable,
-# uninstallable) carry no rank.
-RANK = {
-    "compatible": 0, "degraded": 1, "refused": 2, "launch-failed": 3, "crashed": 3, "hang": 3,
-    "surfaced": 0, "ignored": 0, "downgraded": 1, "lost": 2, "fatal": 3,
-    "kept": 0, "broken": 1,
-}
+# Lower is better (``OUTCOME_RANK``); an outcome that is no verdict carries no rank.
+RANK: dict[str, int] = {str(o): rank for o, rank in OUTCOME_RANK.items()}
 KINDS = ("regression", "new failure", "improvement", "changed", "new", "gone")
 _KEY = ["family", "sdk_version", "cli_version", "probe", "mutation"]
 

@@ -89,7 +89,7 @@ def to_csv(frame: pd.DataFrame) -> str:
 
 def _cell(family: Family, rec: Mapping[Any, Any]) -> str:
     """A cell of a terminal matrix: its outcome, short, and what the family's own matrix says of
-    it besides its outcome's letter (Copilot: the negotiated protocol, a leak's mark)."""
+    it besides its outcome's letter (``Family.cell_label``: a number, a mark)."""
     o = Outcome(rec["outcome"])
     label = family.cell_label(rec)
     more = "" if label == LETTERS.get(o, "") else label

@@ -1,4 +1,4 @@
-"""Can I ship this version? A yes / no / unknown answer from measured handshake cells.
+"""Can I ship this version? A yes / no / unknown answer from a family's measured pair cells.
 
 Pure over the results DataFrame. A pair that was never measured, or measured only as an
 infrastructure or harness error, is unknown: never yes. The other side's versions to judge

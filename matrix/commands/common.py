@@ -28,9 +28,9 @@ __all__ = [
     "check_released",
     "data_of",
     "err_console",
-    "handshake_family",
     "known_releases",
     "load",
+    "pair_family",
     "positive",
     "results_of",
     "sources_of",
@@ -137,9 +137,10 @@ def check_released(family: str, side: str, version: str, known: Releases) -> Non
         raise UnknownVersionError(package, version, sorted_versions([r.version for r in releases]))
 
 
-def handshake_family(name: str) -> str:
-    """``--family`` of a command that reads handshake matrices (a stand-in family has none)."""
-    if name not in FAMILIES or FAMILIES[name].standin:
-        valid = ", ".join(f for f, fam in FAMILIES.items() if not fam.standin)
-        raise UserError(f"--family {name!r} has no handshake matrix; valid: {valid}")
+def pair_family(name: str) -> str:
+    """``--family`` of a command that reads a family's pair matrix (``Family.pair_probe``; a
+    family of checks alone has none)."""
+    if name not in FAMILIES or not FAMILIES[name].pair_probe:
+        valid = ", ".join(f for f, fam in FAMILIES.items() if fam.pair_probe)
+        raise UserError(f"--family {name!r} has no matrix of pairs of releases; valid: {valid}")
     return name

@@ -15,12 +15,13 @@ from rich.console import Console
 from matrix.answers.analysis import pairs, pin_lines
 from matrix.answers.bisect import bisect_gap, gaps
 from matrix.commands.command import Command
-from matrix.commands.common import add_data_argument, check_released, handshake_family, known_releases, load, sources_of
+from matrix.commands.common import add_data_argument, check_released, known_releases, load, pair_family, sources_of
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.families.registry import FAMILIES
+from matrix.model import Outcome
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
 from matrix.store.dataset import Sources
@@ -58,7 +59,7 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
     def probe(version: str) -> str:
         sdk, cli = (args.sdk, version) if args.sdk is not None else (version, args.cli)
         row = runner.measure(Cell(args.family, sdk, cli, str(fam.pair_probe)))
-        outcome = row.outcome if row is not None else "infra-error"
+        outcome = row.outcome if row is not None else Outcome.INFRA_ERROR
         console.print(f"  probed sdk {sdk} × cli {cli}: {outcome}", highlight=False)
         return outcome
 
@@ -73,7 +74,7 @@ def _bisect(args: argparse.Namespace, plan: Plan, frame: pd.DataFrame, console: 
 
 
 def cmd_pins(args: argparse.Namespace, console: Console) -> int:
-    family = handshake_family(args.family)
+    family = pair_family(args.family)
     if (args.sdk is None) == (args.cli is None):
         raise UserError("pins needs exactly one of --sdk V or --cli V")
     sources = sources_of(args)
@@ -98,7 +99,7 @@ def cmd_pins(args: argparse.Namespace, console: Console) -> int:
     for s in specs:
         console.print(f"  {s}", highlight=False)
     if leaky:
-        console.print("works, but stop() leaves the CLI running (prefer the above):")
+        console.print(f"works, but {FAMILIES[family].caveat} (prefer the above):", highlight=False)
         for s in leaky:
             console.print(f"  {s}", highlight=False)
     for b in boundaries:

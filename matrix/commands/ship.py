@@ -18,10 +18,11 @@ from matrix.commands.common import (
     check_released,
     data_of,
     err_console,
-    handshake_family,
     known_releases,
     load,
+    pair_family,
 )
+from matrix.commands.run import RichReporter
 from matrix.ecosystems import get
 from matrix.ecosystems.artifacts import CANDIDATE
 from matrix.ecosystems.discovery import Discovery
@@ -54,7 +55,6 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
              baseline: str | None) -> None:
     """The candidate, and the newest published release of its side (to compare with), against
     each target not measured yet (a run skips what it has)."""
-    from matrix.commands.run import RichReporter
 
     class Progress(RichReporter):
         """A run's progress, on stderr (stdout is the answer's), without the family's matrix."""
@@ -80,7 +80,7 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
 
 
 def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
-    family = handshake_family(args.family)
+    family = pair_family(args.family)
     artifact = args.sdk_artifact or args.cli_artifact
     if artifact and (args.sdk or args.cli):
         raise UserError("ship either a published release (--sdk/--cli) or a candidate (--sdk-artifact/--cli-artifact)")

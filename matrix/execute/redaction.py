@@ -80,7 +80,7 @@ _INTERPRETERS = re.compile(r"^(node|python[\d.]*|sh|bash)$")
 
 def process_label(command: str) -> str:
     """What a reader calls a process: its program, and the script an interpreter runs
-    (``node npm-loader.js``, ``copilot``)."""
+    (``node loader.js``, ``mycli``)."""
     words = strip_paths(command).split()
     if not words:
         return "a process"

@@ -36,7 +36,7 @@ class Slots:
 
 
 class Hold:
-    """One cell's claim on a slot. A cell whose work comes in units (a handshake whose stop is
+    """One cell's claim on a slot. A cell whose work comes in units (a cell whose stop is
     measured several times) renews it before each unit: a parked cell waits for a free slot
     again, so its next unit never runs beside ``jobs`` others."""
 

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
@@ -24,13 +24,11 @@ from matrix.execute.environment import Environment
 from matrix.execute.forkserver import ForkServers
 from matrix.families.payload import Payload
 from matrix.families.rules import Rules
-from matrix.model import Cell, CellSettings, Outcome, Row
+from matrix.model import OUTCOME_LETTERS, Cell, CellSettings, Outcome, Row
 from matrix.present.grid import first_line
 from matrix.present.rows import Rows
-
-if TYPE_CHECKING:
-    from matrix.store.dataset import Sources
-    from matrix.store.results import Releases
+from matrix.store.dataset import Sources
+from matrix.store.results import Releases
 
 __all__ = ["LETTERS", "Context", "Family", "MakeEnv", "Picture", "Planning", "SiteView", "Vocabulary"]
 
@@ -125,10 +123,7 @@ class Vocabulary:
 
 
 # A cell's letter in a matrix, by outcome: the one generic reading of a cell.
-LETTERS: dict[str, str] = {
-    "refused": "R", "launch-failed": "L", "hang": "H", "crashed": "C", "uninstallable": "U", "infra-error": "?",
-    "harness-error": "!", "surfaced": "S", "ignored": "I", "downgraded": "D", "lost": "X", "fatal": "F",
-    "not-applicable": "-", "kept": "K", "broken": "B"}
+LETTERS: dict[str, str] = {str(o): letter for o, letter in OUTCOME_LETTERS.items()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,8 +148,10 @@ class Family(ABC):
     # The probe whose cells pair one release of each side: the site's matrix and release pages,
     # the ranges, pins and can-i-ship are read from its cells (None: the family has none).
     pair_probe: str | None = None
-    # What a pair that works, but not cleanly, leaves its user with ("": no such pairs).
+    # What a pair that works, but not cleanly, leaves its user with ("": no such pairs), and how a
+    # release note introduces the ranges that work so.
     caveat: str = ""
+    caveat_with: str = ""
     # The outcome vocabularies its probes use, for the site's legend.
     vocabularies: tuple[Vocabulary, ...] = ()
     # Its name in prose ("Cosmo"), and the home page's line pointing at its own pages (Markdown).
@@ -169,12 +166,21 @@ class Family(ABC):
     rules: Rules = Rules()  # noqa: RUF009 (immutable: one shared default)
 
     @property
+    def default_probes(self) -> tuple[str, ...]:
+        """What a config that names none measures: the pair probe, or every probe."""
+        return (self.pair_probe,) if self.pair_probe else self.probes
+
+    @property
     def other_side(self) -> str:
         return "server" if self.standin else "CLI"
 
     def front_page(self) -> str:
         """Its page the site's home links to, from the site's root."""
         return f"matrix/{self.name}.md"
+
+    def release_page(self, side: str, version: str) -> str:
+        """Where the page of one of its releases is, from the site's root (``side``: sdk, cli)."""
+        return f"versions/{self.name}/{side}-{version}.md"
 
     @abstractmethod
     def plan(self, phase: str, planning: Planning) -> list[Cell]:

@@ -29,7 +29,8 @@ class Selection(_Strict):
 class FamilyConfig(_Strict):
     sdk: Selection = Field(default_factory=Selection)
     cli: Selection = Field(default_factory=Selection)
-    probes: list[str] = Field(default_factory=lambda: ["handshake"])
+    # The probes to measure; not given: the family's own default (its pair probe, or every probe).
+    probes: list[str] = Field(default_factory=list)
 
 
 class Timeouts(_Strict):
@@ -38,13 +39,13 @@ class Timeouts(_Strict):
     # SDKs have, so an SDK that gives up by itself is seen doing so.
     call: float = Field(default=35.0, gt=0)
     install: float = Field(default=900.0, gt=0)
-    # Python handshakes: stop an SDK call this many seconds after the CLI it waits on has
-    # exited (a hang the SDK would only end with its own timeout). Unset: wait for that timeout.
+    # Stop an SDK call this many seconds after the other side it waits on has exited (a hang the
+    # SDK would only end with its own timeout), where a family can tell. Unset: wait for that timeout.
     dead_cli: float | None = Field(default=None, gt=0)
     # Seconds the SDK gets to stop the CLI before the harness kills the group.
     stop_grace: float = Field(default=5.0, gt=0)
-    # Handshakes: after the SDK's stop() returns, the agent lives on as an application does and
-    # waits this long for every process the SDK started to be gone; one still alive is a leak.
+    # After the SDK is told to stop, the agent lives on as an application does and waits this
+    # long for every process the SDK started to be gone; one still alive is a leak.
     leak: float = Field(default=5.0, gt=0)
 
 
@@ -61,8 +62,8 @@ class RunSettings(_Strict):
     # A cell still running after this many seconds is waiting, not working: it gives its
     # CPU slot to the next cell (matrix/execute/schedule.py).
     park_after: float = Field(default=10.0, gt=0)
-    # A connected handshake's stop() is measured this many times (what it leaves behind can be a
-    # race: a rate, not one toss), and up to stops_max times where those stops disagree.
+    # A cell whose stop a family measures as a rate (what it leaves behind can be a race, not one
+    # toss) measures it this many times, and up to stops_max times where those stops disagree.
     stops: int = Field(default=5, ge=1, le=50)
     stops_max: int = Field(default=10, ge=1, le=100)
 
@@ -141,7 +142,7 @@ def validate_plan(
                                   'Name at least one selector, e.g. ["latest:1"]')
             for s in [*sel.select, *sel.exclude]:
                 check_selector(s, f"{where}.{side}")
-        if not fam.probes:
+        if not fam.probes and "probes" in fam.model_fields_set:
             raise ConfigError(f"{where}.probes", "no probe selected",
                               f"Valid probes: {', '.join(probes[name])}")
         for probe in fam.probes:

@@ -82,14 +82,15 @@ def resolve(plan: Plan, discovery: Discovery, families: list[str], sdk: list[str
             side = "sdk" if not sdks else "cli"
             raise UserError(f"families.{name}.{side}: the selection matches no released version; "
                             "widen it or run `compat-matrix discover` to see what exists")
-        out.append(Resolved(name, sdks, clis, probes or list(conf.probes), sdk_rel, cli_rel))
+        out.append(Resolved(name, sdks, clis, probes or list(conf.probes) or list(fam.default_probes), sdk_rel,
+                            cli_rel))
     return out
 
 
 def only_new(cells: list[Cell], known: Releases, standin: bool, clis: list[str] | None = None) -> list[Cell]:
     """The cells of versions no earlier run selected (``known``: the stored release lists).
     A stand-in family's other side is ours, never new; so is a CLI "version" that is no
-    release of the selection (``clis``), as a tolerance cell's "none" when no CLI fits."""
+    release of the selection (``clis``), as a check's "none" when no release fits it."""
     out = []
     for c in cells:
         seen = known.get(c.family, {})

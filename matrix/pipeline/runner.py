@@ -98,7 +98,7 @@ def _refusal_expired(row: Row, now: datetime) -> bool:
 
 def order(cells: Iterable[Cell]) -> list[Cell]:
     """By CLI release first, across families: each CLI is installed once, used by every cell that
-    needs it (the Copilot families share their CLIs), and can then be evicted."""
+    needs it (families of one product share their CLIs), and can then be evicted."""
     return sorted(cells, key=lambda c: (sort_key(c.cli_version), c.family, sort_key(c.sdk_version)))
 
 
@@ -113,7 +113,7 @@ class Runner:
                  direct_cli: bool = False, artifacts: dict[tuple[str, str], Path] | None = None) -> None:
         # Candidates: (side, version label) -> the local build installed for that "release".
         self.artifacts = artifacts or {}
-        self.through_shim = through_shim  # relay handshakes through the (non-mutating) shim
+        self.through_shim = through_shim  # relay pair cells through a family's (non-mutating) shim
         # Give the SDK the CLI's own entry point, no launcher: shows a measurement is the SDK's
         # doing, not ours (without the launcher's log every such cell is a harness error).
         self.direct_cli = direct_cli

@@ -1,7 +1,7 @@
 """Deterministic partitions of a run, and merging the shards' results.
 
-A shard owns whole SDK versions: every cell of an SDK version (its handshake row, and the
-tolerance and contract cells planned from it) lands in the same shard, so each shard plans
+A shard owns whole SDK versions: every cell of an SDK version (its pair cells, and the checks
+a later phase plans from them) lands in the same shard, so each shard plans
 from complete data. SDK versions are dealt round-robin in version order, per family, so the
 same discovery always gives the same partition and the shards stay balanced."""
 

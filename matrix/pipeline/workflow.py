@@ -135,8 +135,8 @@ def _known_releases(state: RunState) -> Releases:
 
 
 def measure(state: RunState) -> RunState:
-    """Each phase in turn (a later one is planned from the rows of those before: tolerance from
-    handshakes), only the cells no row has yet (``pending``)."""
+    """Each phase in turn (a later one is planned from the rows of those before: a check from
+    the pair cells it needs), only the cells no row has yet (``pending``)."""
     req = state.request
     known = state.known  # read before this run stored its lists: its own releases are new
     jobs = req.jobs or req.plan.run.jobs

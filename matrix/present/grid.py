@@ -1,5 +1,5 @@
 """A family's pair matrix as HTML: one cell per measured pair, coloured by outcome, saying what
-the family's reading of the cell says (``Family.cell_label``: a letter, a protocol number),
+the family's reading of the cell says (``Family.cell_label``: a letter, a number),
 with a tooltip (the outcome and ``Family.cell_note``) and a link to the cell's evidence on its
 SDK release's page. Plain data here; ``matrix/templates/grid.html`` draws it."""
 

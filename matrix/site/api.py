@@ -28,12 +28,13 @@ from matrix.answers.analysis import caveat_ranges, pairs, pin_lines, working_ran
 from matrix.families.base import SiteView
 from matrix.families.registry import FAMILIES
 from matrix.markup import badge_path, yes_no
+from matrix.model import GOOD_OUTCOMES, NOT_A_VERDICT, Outcome
 from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["SCHEMAS", "write_api"]
 
 SCHEMA_DIR = Path(__file__).parent / "api_schema" / "v1"
-_GOOD = {"compatible", "surfaced", "ignored", "kept"}
+_GOOD = GOOD_OUTCOMES
 
 
 class _Doc(BaseModel):
@@ -203,9 +204,9 @@ def cli_release(data: SiteView, family: str, cli: str) -> CliRelease:
 def _colour(outcome: str | None) -> str:
     if outcome in _GOOD:
         return "brightgreen"
-    if outcome == "degraded":
+    if outcome == Outcome.DEGRADED:
         return "yellow"
-    if outcome in (None, "infra-error", "harness-error", "uninstallable", "not-applicable"):
+    if outcome is None or outcome in NOT_A_VERDICT:
         return "lightgrey"
     return "red"
 
@@ -226,7 +227,7 @@ def sdk_badge(doc: SdkRelease) -> Badge:
     else:  # a stand-in family: its checks
         kept = sum(1 for c in doc.tolerance if c.outcome in _GOOD)
         message = f"kept {kept} of {len(doc.tolerance)} checks"
-        newest = "kept" if doc.tolerance and kept == len(doc.tolerance) else ("broken" if doc.tolerance else None)
+        newest = (Outcome.KEPT if kept == len(doc.tolerance) else Outcome.BROKEN) if doc.tolerance else None
     return Badge(label=f"{doc.package} {doc.version}", message=message, color=_colour(newest))
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from matrix.answers.changes import ReleaseNote
 from matrix.answers.diff import KINDS, change_kind, diff_frames
+from matrix.families.registry import FAMILIES
 from matrix.site.render import render
 from matrix.store.changelog import Entry, Move
 
@@ -18,11 +19,9 @@ __all__ = ["ChangeSection", "ChangesPage", "MoveRow", "Pending", "ReleaseRow", "
 
 def release_page(note: ReleaseNote, pages: set[str]) -> str | None:
     """The release's own page (as a URL relative to the site's root), if the site has one."""
-    for folder in ("versions", "cosmo"):
-        rel = f"{folder}/{note.family}/{note.side}-{note.version}.md"
-        if rel in pages:
-            return rel.removesuffix(".md") + "/"
-    return None
+    fam = FAMILIES.get(note.family)
+    rel = fam.release_page(note.side, note.version) if fam is not None else ""
+    return rel.removesuffix(".md") + "/" if rel in pages else None
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,8 @@ class ReleaseRow:
     link: str | None  # its page, relative to the site's root; None when the site has none
     family: str
     works: list[str]  # lines: what it works with, or else what was measured
-    leaks: list[str]  # what it works with but leaves the CLI running
+    with_caveat: list[str]  # what it works with, with its family's caveat
+    caveat_with: str  # how they are introduced (Family.caveat_with)
     previous: str | None  # the release before it on the same side
     broke: list[str]  # the cells that worked with ``previous`` and do not with it
 
@@ -83,7 +83,8 @@ def _release_row(note: ReleaseNote, pages: set[str]) -> ReleaseRow:
     # Bare, as ReleaseNote.summary shows them (a pin line may come quoted).
     works = [s.strip('"') for s in note.works_with] or [note.summary().split(";")[0]]
     return ReleaseRow(title=note.title, link=release_page(note, pages), family=note.family, works=works,
-                      leaks=[s.strip('"') for s in note.works_but_leaks], previous=note.previous,
+                      with_caveat=[s.strip('"') for s in note.works_but], caveat_with=note.caveat_with,
+                      previous=note.previous,
                       broke=[b.text(note.other_package) for b in note.broke])
 
 

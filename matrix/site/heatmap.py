@@ -1,5 +1,5 @@
-"""The matrix as a picture: rows SDK versions, columns CLI versions, colour by outcome,
-negotiated protocol in the cell. Sized per cell so 50 x 110 stays readable."""
+"""The matrix as a picture: rows SDK versions, columns releases of the other side, colour by
+outcome, the family's reading of each cell in it. Sized per cell so 50 x 110 stays readable."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def cell_label(rec: Mapping[Any, Any]) -> str:
 
 def draw_grid(ax: Axes, frame: pd.DataFrame, rows: list[str], cols: list[str], columns: str = "cli_version") -> None:
     """Colour one cell per row of ``frame`` (SDK version down, ``columns`` across) and write
-    the negotiated protocol, or the outcome's letter, in it."""
+    what the family's reading of it says (``labelled``), or the outcome's letter, in it."""
     grid = np.full((len(rows), len(cols)), np.nan)
     labels: dict[tuple[int, int], str] = {}
     for rec in frame.to_dict("records"):

@@ -45,7 +45,7 @@ def page_set(view: SiteView) -> dict[str, str]:
         pages.update(fam.pair_pages(view) or pair_pages(view, fam))
     pages["versions/index.md"] = versions_index(view)
     pages["pins.md"] = pins_page(view)
-    for fam in view.families.values():  # each family's pages of its own (tolerance, Cosmo's promises)
+    for fam in view.families.values():  # each family's pages of its own (its checks, its design's promises)
         pages.update(fam.pages(view))
     return pages
 

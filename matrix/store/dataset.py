@@ -53,7 +53,7 @@ RESULTS_ENV = "COMPAT_MATRIX_RESULTS"
 DATA_ENV = "COMPAT_MATRIX_DATA"
 EVIDENCE = "evidence"
 # Outcomes that say nothing about the SDK: never folded into the history (re-measured locally).
-_NOT_MEASURED = {"infra-error"}
+_NOT_MEASURED = {Outcome.INFRA_ERROR}
 _OUTCOMES = {o.value for o in Outcome}
 
 # Why a row may not be folded (None: it may): a family or probe this installation does not have,

@@ -30,8 +30,13 @@ def test_good_config_loads(tmp_path: Path) -> None:
     plan = load(tmp_path, GOOD)
     fam = plan.families["copilot-python"]
     assert fam.sdk.select == ["latest:2"]
-    assert fam.probes == ["handshake"]
+    assert fam.probes == []  # none named: the family's own default, when the run is planned
     assert plan.run.jobs == 2
+
+
+def test_a_family_measures_its_pair_probe_or_every_probe_when_a_config_names_none() -> None:
+    assert FAMILIES["copilot-python"].default_probes == ("handshake",)
+    assert FAMILIES["cosmo-python"].default_probes == FAMILIES["cosmo-python"].probes
 
 
 def test_repository_default_matrix_is_valid() -> None:

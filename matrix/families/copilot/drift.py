@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.model import Outcome
+from matrix.model import NOT_A_VERDICT, Outcome
 from matrix.present.rows import Rows
 from matrix.versions import sort_key, sorted_versions
 
@@ -37,12 +37,12 @@ def handshake(frame: pd.DataFrame | Rows, family: str) -> pd.DataFrame:
 _REPORTS = re.compile(r"server reports version (\d+)")
 _NONE = re.compile(r"does not report a protocol version")
 NO_PROTOCOL = -1  # a CLI that reports no protocol version at all
-_UNKNOWN = {"infra-error", "harness-error", "uninstallable", "not-applicable"}
+_UNKNOWN = NOT_A_VERDICT
 
 
 @dataclass(frozen=True)
 class Prediction:
-    outcome: str | None  # "compatible" | "refused" | None (nothing declared to predict from)
+    outcome: Outcome | None  # compatible or refused; None: nothing declared to predict from
     rule: str
 
 
@@ -95,11 +95,12 @@ def predict(declared: dict[str, Any], cli_protocol: int | None) -> Prediction:
         return Prediction(None, "the CLI's protocol version is not known")
     low = declared.get("MIN_PROTOCOL_VERSION")
     if cli_protocol == NO_PROTOCOL:
-        return Prediction("refused", f"the CLI reports no protocol version; the SDK requires {sdk}")
+        return Prediction(Outcome.REFUSED, f"the CLI reports no protocol version; the SDK requires {sdk}")
     if isinstance(low, int):
         fits = low <= cli_protocol <= sdk
-        return Prediction("compatible" if fits else "refused", f"SDK accepts {low}..{sdk}, CLI reports {cli_protocol}")
-    return Prediction("compatible" if cli_protocol == sdk else "refused",
+        return Prediction(Outcome.COMPATIBLE if fits else Outcome.REFUSED,
+                          f"SDK accepts {low}..{sdk}, CLI reports {cli_protocol}")
+    return Prediction(Outcome.COMPATIBLE if cli_protocol == sdk else Outcome.REFUSED,
                       f"SDK requires exactly {sdk}, CLI reports {cli_protocol}")
 
 
@@ -117,7 +118,8 @@ def drift(frame: pd.DataFrame | Rows, family: str) -> tuple[list[DriftFinding], 
         if p.outcome is None:
             continue
         predicted += 1
-        same = (observed in WORKS) == (p.outcome == "compatible") and (observed in WORKS or observed == "refused")
+        same = (observed in WORKS) == (p.outcome == Outcome.COMPATIBLE) and (
+            observed in WORKS or observed == Outcome.REFUSED)
         if same:
             agree += 1
             continue
@@ -167,7 +169,7 @@ def semver_findings(frame: pd.DataFrame | Rows, family: str) -> list[SemverFindi
     found = []
     for side, this, other in (("sdk", "sdk_version", "cli_version"), ("cli", "cli_version", "sdk_version")):
         versions = [v for v in sorted_versions(sub[this])
-                    if not (sub[sub[this] == v]["outcome"] == "uninstallable").all()]
+                    if not (sub[sub[this] == v]["outcome"] == Outcome.UNINSTALLABLE).all()]
         others = sorted_versions(sub[other])
         for a, b in itertools.pairwise(versions):
             bump = _bump(a, b)

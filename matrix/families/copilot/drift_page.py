@@ -21,22 +21,24 @@ from matrix.families.copilot.drift import (
     semver_findings,
 )
 from matrix.families.copilot.render import render
+from matrix.model import Outcome
 from matrix.present.rows import Rows
 from matrix.versions import sorted_versions
 
 __all__ = ["Disagreement", "DriftFamily", "DriftPage", "SdkDeclares", "drift_page", "drift_page_data"]
 
 # What a disagreement most often means, by (prediction, observation): the reader's key.
-_MEANING = {
-    ("refused", "launch-failed"): "the CLI rejected the SDK's launch flags before any protocol was compared",
-    ("compatible", "launch-failed"): "the protocols match, but the CLI rejected the SDK's launch flags",
-    ("refused", "hang"): "a refusal was due, but the SDK never noticed the CLI had gone: it waited",
-    ("compatible", "hang"): "the protocols match, but start never settled",
-    ("refused", "crashed"): "a refusal was due, but the SDK failed on something else first",
-    ("compatible", "crashed"): "the protocols match, but the SDK failed on a message it could not read",
-    ("compatible", "degraded"): "the protocols match and it connected, but a later call failed",
-    ("compatible", "refused"): "the protocols match, yet the SDK refused",
-    ("refused", "compatible"): "the declarations say no, yet it worked",
+_MEANING: dict[tuple[str, str], str] = {
+    (Outcome.REFUSED, Outcome.LAUNCH_FAILED):
+        "the CLI rejected the SDK's launch flags before any protocol was compared",
+    (Outcome.COMPATIBLE, Outcome.LAUNCH_FAILED): "the protocols match, but the CLI rejected the SDK's launch flags",
+    (Outcome.REFUSED, Outcome.HANG): "a refusal was due, but the SDK never noticed the CLI had gone: it waited",
+    (Outcome.COMPATIBLE, Outcome.HANG): "the protocols match, but start never settled",
+    (Outcome.REFUSED, Outcome.CRASHED): "a refusal was due, but the SDK failed on something else first",
+    (Outcome.COMPATIBLE, Outcome.CRASHED): "the protocols match, but the SDK failed on a message it could not read",
+    (Outcome.COMPATIBLE, Outcome.DEGRADED): "the protocols match and it connected, but a later call failed",
+    (Outcome.COMPATIBLE, Outcome.REFUSED): "the protocols match, yet the SDK refused",
+    (Outcome.REFUSED, Outcome.COMPATIBLE): "the declarations say no, yet it worked",
 }
 
 

@@ -35,7 +35,7 @@ from matrix.families.copilot.drift_page import drift_page
 from matrix.families.copilot.handshake import HandshakeCell, cli_does_not_start_row
 from matrix.families.copilot.matrix_pages import matrix_pages
 from matrix.families.copilot.pages import tolerance_pages
-from matrix.families.copilot.payload import payload_model
+from matrix.families.copilot.payload import HANDSHAKE, payload_model
 from matrix.families.copilot.release_pages import cli_page, sdk_pages
 from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
@@ -102,6 +102,7 @@ class CopilotFamily(Family):
     phases: tuple[str, ...] = ("handshake", "tolerance", "contract")
     pair_probe: str | None = "handshake"
     caveat: str = "stop() leaves the CLI running"
+    caveat_with: str = "leaves the CLI running with"
     vocabularies: tuple[Vocabulary, ...] = (Vocabulary("Handshake cells", HANDSHAKE_OUTCOMES, LEGEND_NOTE),
                                             Vocabulary("Tolerance checks", TOLERANCE_OUTCOMES,
                                                        kind="Tolerance: "))
@@ -205,7 +206,7 @@ class CopilotFamily(Family):
         (refused or launch-failed), to check what the SDK leaves behind."""
         failed: dict[str, list[str]] = {}
         for r in planning.rows:
-            if (r.family == self.name and r.probe == "handshake" and r.outcome in ("refused", "launch-failed")
+            if (r.family == self.name and r.probe == HANDSHAKE and r.outcome in (Outcome.REFUSED, Outcome.LAUNCH_FAILED)
                     and r.cli_version in planning.cli_versions):
                 failed.setdefault(r.sdk_version, []).append(r.cli_version)
         return [Cell(self.name, sdk, max(failed[sdk], key=sort_key), "contract")

@@ -82,7 +82,7 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
                                    "retired and the cell is re-measured next run"))
     message = redact(verdict.error.message) if verdict.error else None
     # A leak is measured, not said: there is no message of the SDK's to grade.
-    graded = verdict.outcome not in ("compatible", "surfaced", "ignored") and not (
+    graded = verdict.outcome not in (Outcome.COMPATIBLE, Outcome.SURFACED, Outcome.IGNORED) and not (
         verdict.error and verdict.error.type == LEFT_RUNNING)
     names, actionable = grade_message(message) if graded else (None, None)
     seconds = {s.name: s.seconds for s in report.steps} if report else {}

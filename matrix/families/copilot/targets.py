@@ -38,4 +38,5 @@ def works(row: Any) -> bool:
     """Connected and answered: compatible, or degraded only by what stop() left running (the
     session works all the same). ``row``: a Row, or a results frame's row (``outcome``,
     ``error_type``)."""
-    return bool(row.outcome == "compatible" or (row.outcome == "degraded" and row.error_type == LEFT_RUNNING))
+    return bool(row.outcome == Outcome.COMPATIBLE
+                or (row.outcome == Outcome.DEGRADED and row.error_type == LEFT_RUNNING))

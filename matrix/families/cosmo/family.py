@@ -41,6 +41,9 @@ class Cosmo(Family):
     def front_page(self) -> str:
         return f"cosmo/{self.name}.md"
 
+    def release_page(self, side: str, version: str) -> str:
+        return f"cosmo/{self.name}/{side}-{version}.md"
+
     def payload_model(self, probe: str) -> type[Payload]:
         return CosmoPayload
 

@@ -17,6 +17,7 @@ from matrix.families.base import Family, Picture, SiteView
 from matrix.families.cosmo.checks import CHECKS, COSMO_RULES, SET_PREFIX, Check, check_for_set, declared_sets, set_check
 from matrix.families.cosmo.probe import PATHS
 from matrix.markup import embed_badge, esc_raw
+from matrix.model import Outcome
 from matrix.render import renderer
 from matrix.store.dataset import Sources
 from matrix.versions import sort_by_version, sorted_versions
@@ -229,7 +230,7 @@ def _strict_check(row: Any, family: str, sdk: str, check: str) -> StrictCheck | 
     if row is None:
         return None
     rejected = None
-    if row.outcome in ("kept", "broken"):
+    if row.outcome in (Outcome.KEPT, Outcome.BROKEN):
         rejected = [Rejection(str(f["message"]), ", ".join(f["unknown"]) or str(f["reason"]))
                     for f in _detail(row).get("rejected") or []]
     return StrictCheck(outcome=str(row.outcome), link=_version_link(family, sdk, _anchor(check)), rejected=rejected)
