@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from matrix.ecosystems import get
 from matrix.ecosystems.discovery import Discovery
 from matrix.errors import UserError
-from matrix.families.base import Planning
+from matrix.families.base import Family, Planning
 from matrix.families.registry import FAMILIES
 from matrix.model import Cell, Row
 from matrix.pipeline.config import Plan, Selection
@@ -26,6 +27,8 @@ class Resolved:
     probes: list[str]
     sdk_releases: list[Release]
     cli_releases: list[Release]
+    # Where its family is found: the installed families, or a test's.
+    families: Mapping[str, Family] = field(default_factory=lambda: FAMILIES, compare=False, repr=False)
 
     def in_shard(self, cells: list[Cell], shard: Shard | None) -> list[Cell]:
         if shard is None:
@@ -34,17 +37,17 @@ class Resolved:
 
     @property
     def standin(self) -> bool:
-        return FAMILIES[self.family].standin is not None
+        return self.families[self.family].standin is not None
 
     def cells(self, phase: str, rows: list[Row]) -> list[Cell]:
         """The family's cells of ``phase``, planned from ``rows`` (the history and this run's)."""
         planning = Planning(self.sdk_versions, self.cli_versions, self.probes, rows)
-        return FAMILIES[self.family].plan(phase, planning)
+        return self.families[self.family].plan(phase, planning)
 
 
 def phases(resolved: list[Resolved]) -> list[str]:
     """Every phase of the families being measured, in the order their families plan them."""
-    return list(dict.fromkeys(p for r in resolved for p in FAMILIES[r.family].phases))
+    return list(dict.fromkeys(p for r in resolved for p in r.families[r.family].phases))
 
 
 def _pick(discovery: Discovery, ecosystem: str, package: str, sel: Selection,

@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,7 +59,7 @@ class _Evicted(Exception):
 
 
 def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (), force: bool = False,
-            stale: bool = False) -> list[Cell]:
+            stale: bool = False, families: Mapping[str, Family] = FAMILIES) -> list[Cell]:
     """The cells to measure: those with no row yet, and local infrastructure or harness errors
     (never verdicts; ``kept``, the committed history, holds none of the first), and releases a
     registry refused more than ``UNINSTALLABLE_TTL`` ago. A stale row (``Rules.stale``) counts as
@@ -69,17 +69,17 @@ def pending(cells: Iterable[Cell], local: Iterable[Row], kept: Iterable[Row] = (
     now = datetime.now(UTC)
 
     def settled(r: Row) -> bool:
-        return not (stale and _stale(r)) and not _refusal_expired(r, now)
+        return not (stale and _stale(r, families)) and not _refusal_expired(r, now)
 
     done = {r.key() for r in kept if settled(r)} | {r.key() for r in local
                                                     if r.outcome not in RETRY_OUTCOMES and settled(r)}
     return [c for c in cells if c.key() not in done]
 
 
-def _stale(row: Row) -> bool:
+def _stale(row: Row, families: Mapping[str, Family]) -> bool:
     """Measured by older rules its family's current ones would judge otherwise, or a harness
     error (``Rules.stale``)."""
-    family = FAMILIES.get(row.family)
+    family = families.get(row.family)
     return (family.rules if family is not None else Rules()).stale(row)
 
 
@@ -110,7 +110,9 @@ class Runner:
 
     def __init__(self, plan: Plan, store: Store, cache: Path, reaper: proc.Reaper,
                  on_row: Callable[[Row], None] = lambda r: None, through_shim: bool = False,
-                 direct_cli: bool = False, artifacts: dict[tuple[str, str], Path] | None = None) -> None:
+                 direct_cli: bool = False, artifacts: dict[tuple[str, str], Path] | None = None,
+                 families: Mapping[str, Family] = FAMILIES) -> None:
+        self.families = families  # who measures each cell: the installed families, or a test's
         # Candidates: (side, version label) -> the local build installed for that "release".
         self.artifacts = artifacts or {}
         self.through_shim = through_shim  # relay pair cells through a family's (non-mutating) shim
@@ -201,7 +203,7 @@ class Runner:
                    probe=cell.probe, mutation=cell.mutation, outcome=outcome,
                    error_type=type(err).__name__ if isinstance(err, Exception) else None,
                    error_message=message, detail={"side": side} if side else {},
-                   harness_version=FAMILIES[cell.family].rules.version(cell.probe),
+                   harness_version=self.families[cell.family].rules.version(cell.probe),
                    measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
                    host=socket.gethostname())
 
@@ -221,7 +223,7 @@ class Runner:
         return self._record(row)
 
     def _environments(self, cell: Cell) -> tuple[Environment, Environment | None]:
-        return FAMILIES[cell.family].environments(cell, self.make)
+        return self.families[cell.family].environments(cell, self.make)
 
     def _measure_once(self, cell: Cell) -> Row | None:
         if self.reaper.cancelled:
@@ -230,7 +232,7 @@ class Runner:
             return self._infra_row(
                 cell, Outcome.NOT_APPLICABLE, "", cell.why or "no CLI version in the matrix is compatible with this "
                                                            "SDK version")
-        family = FAMILIES[cell.family]
+        family = self.families[cell.family]
         sdk, other = family.environments(cell, self.make)
         needed = [("sdk", sdk)] + ([("cli", other)] if other is not None else [])
         for attempt in (1, 2):
@@ -261,7 +263,7 @@ class Runner:
         self.ensure(env)
         with env.in_use():
             if env.is_ready():
-                FAMILIES[cell.family].prepare(cell, env, self)
+                self.families[cell.family].prepare(cell, env, self)
 
     def _probe(self, family: Family, cell: Cell, sdk: Environment, other: Environment | None) -> Row | None:
         try:
@@ -301,11 +303,12 @@ class Runner:
         if self.reaper.cancelled:
             return row
         try:
-            row = typed(row, FAMILIES)
+            row = typed(row, self.families)
         except PayloadError as err:
-            row = typed(row.model_copy(update={
+            unfit = row.model_copy(update={
                 "outcome": Outcome.HARNESS_ERROR, "error_type": "PayloadError", "error_message": str(err),
-                "payload": {}, "detail": {**row.detail, "payload": row.payload, "outcome": row.outcome}}), FAMILIES)
+                "payload": {}, "detail": {**row.detail, "payload": row.payload, "outcome": row.outcome}})
+            row = typed(unfit, self.families)
         self.store.append(row)
         self.on_row(row)
         return row

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -17,7 +17,8 @@ from matrix.errors import EXIT_INFRA
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
-from matrix.families.registry import open_sources, type_row
+from matrix.families.base import Family
+from matrix.families.registry import FAMILIES, open_sources, type_row
 from matrix.model import Cell, Outcome, Row
 from matrix.pipeline.candidates import Candidate, with_candidates
 from matrix.pipeline.config import Plan
@@ -66,6 +67,8 @@ class RunRequest:
     shard: Shard | None = None
     wait: bool = False
     candidates: list[Candidate] = field(default_factory=list)  # local builds measured as releases
+    # Who measures: the installed families (a test gives its own, at the family boundary).
+    with_families: Mapping[str, Family] = field(default_factory=lambda: FAMILIES)
 
 
 @dataclass
@@ -141,7 +144,8 @@ def measure(state: RunState) -> RunState:
     known = state.known  # read before this run stored its lists: its own releases are new
     jobs = req.jobs or req.plan.run.jobs
     runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), state.ui.row,
-                    artifacts={(c.side, c.label): c.artifact.path for c in req.candidates})
+                    artifacts={(c.side, c.label): c.artifact.path for c in req.candidates},
+                    families=req.with_families)
     state.runner = runner
 
     def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
@@ -158,8 +162,8 @@ def measure(state: RunState) -> RunState:
                 local, _ = state.store.read()
                 rows = _merged(state.kept, local)
                 planned = [c for r in state.resolved for c in chosen(r, r.cells(name, rows))]
-                todo = [c for c in pending(planned, local, state.kept, req.force or req.repeat > 1, req.stale)
-                        if c.key() not in tried]
+                todo = [c for c in pending(planned, local, state.kept, req.force or req.repeat > 1, req.stale,
+                                           req.with_families) if c.key() not in tried]
                 if not planned or (tried and not todo):
                     break
                 tried |= {c.key() for c in todo}

@@ -12,6 +12,7 @@ from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner, order, pending
 from matrix.store.results import Store
 from tests.conftest import make_row
+from tests.pipeline.fake_family import BUG, UNFIT, ScriptedFamily, family
 
 
 def row(sdk: str, outcome: str, harness: str = COPILOT_RULES.version("handshake")) -> Row:
@@ -79,27 +80,25 @@ def test_order_groups_by_cli_then_sdk_numerically() -> None:
         ("1.0.2", "0.1.9"), ("1.0.2", "0.1.10"), ("1.0.10", "0.1.9")]
 
 
-class _Scripted(Runner):
-    """Our repeat logic over a scripted sequence of outcomes (no environments, no probes)."""
+def runner_of(fam: ScriptedFamily, results: Path, retries: int = 2) -> Runner:
+    """A runner of ``fam`` alone: the seam where a cell becomes a row, at the family boundary."""
+    plan = Plan.model_validate({"families": {fam.name: {}}, "run": {"install_retries": retries}})
+    return Runner(plan, Store(results), results / "cache", proc.Reaper(), families={fam.name: fam})
 
-    def __init__(self, outcomes: list[str], results: Path) -> None:
-        super().__init__(Plan.model_validate({"families": {"copilot-python": {}}}), Store(results),
-                         results / "cache", proc.Reaper())
-        self.outcomes = list(outcomes)
 
-    def _measure_once(self, cell: Cell) -> Row | None:
-        return row(cell.sdk_version, self.outcomes.pop(0))
+PAIR = Cell("scripted", "1", "1.0.0", "pair")
 
 
 def test_repeats_that_disagree_are_one_flaky_row_with_every_outcome(tmp_path: Path) -> None:
-    runner = _Scripted(["compatible", "hang", "compatible"], tmp_path / "r")
-    got = runner.measure(CELLS[0], repeat=3)
+    fam = family({("1", "1.0.0", "pair"): ["compatible", "hang", "compatible"], ("2", "1.0.0", "pair"): ["refused"]})
+    got = runner_of(fam, tmp_path / "r").measure(PAIR, repeat=3)
     assert got is not None and got.flaky and got.repeats == ["compatible", "hang", "compatible"]
     stored, _ = Store(tmp_path / "r").read()
     assert len(stored) == 1 and stored[0].flaky and stored[0].repeats == got.repeats
-    steady = _Scripted(["refused", "refused"], tmp_path / "s").measure(CELLS[1], repeat=2)
+    assert stored[0].payload == {"attempt": 3}  # the last measurement's, as its family declares it
+    steady = runner_of(fam, tmp_path / "s").measure(Cell("scripted", "2", "1.0.0", "pair"), repeat=2)
     assert steady is not None and not steady.flaky and steady.repeats == ["refused", "refused"]
-    once = _Scripted(["refused"], tmp_path / "o").measure(CELLS[2])
+    once = runner_of(fam, tmp_path / "o").measure(Cell("scripted", "3", "1.0.0", "pair"))
     assert once is not None and not once.flaky and once.repeats == []
 
 
@@ -109,47 +108,59 @@ def test_a_flaky_cell_says_so_on_the_site(tmp_path: Path) -> None:
     from matrix.site.sitedata import site_view
     from matrix.store.results import load_frame
 
-    _Scripted(["compatible", "hang"], tmp_path / "r").measure(CELLS[0], repeat=2)
+    runner_of(family({("1", "1.0.0", "pair"): ["compatible", "hang"]}), tmp_path / "r").measure(PAIR, repeat=2)
     frame, _ = load_frame(tmp_path / "r")
-    frame["family"] = "copilot-python"  # shown as a family's page shows its cells
+    frame["family"], frame["probe"] = "copilot-python", "handshake"  # shown as a family's page shows its cells
     assert "flaky (compatible / hang)" in cells_page(site_view(frame, {}, "now"), FAMILIES["copilot-python"])
 
 
-class _Failing(_Scripted):
-    """One cell hits a bug of ours; nothing is installed."""
-
-    def _prepare(self, cell: Cell, env: object) -> None:
-        pass
-
-    def _measure_once(self, cell: Cell) -> Row | None:
-        if cell.sdk_version == "2":
-            raise RuntimeError("a bug of ours")
-        return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
-                   probe=cell.probe, outcome="compatible", harness_version=HARNESS_VERSION)
-
-
 def test_a_bug_in_one_cell_is_that_cells_harness_error_and_the_run_goes_on(tmp_path: Path) -> None:
-    cells = [Cell("copilot-python", s, "1.0.0", "handshake") for s in ("1", "2", "3")]
-    rows = _Failing([], tmp_path / "r").run(cells, jobs=2)
+    fam = family({("2", "1.0.0", "pair"): [BUG]})
+    cells = [Cell("scripted", s, "1.0.0", "pair") for s in ("1", "2", "3")]
+    rows = runner_of(fam, tmp_path / "r").run(cells, jobs=2)
     by_sdk = {r.sdk_version: r for r in rows}
     assert sorted(by_sdk) == ["1", "2", "3"]
-    assert by_sdk["2"].outcome == "harness-error" and "a bug of ours" in (by_sdk["2"].error_message or "")
+    assert by_sdk["2"].outcome == "harness-error" and "a bug of the family's" in (by_sdk["2"].error_message or "")
     assert "RuntimeError" in by_sdk["2"].detail["traceback"]
     assert by_sdk["1"].outcome == by_sdk["3"].outcome == "compatible"
+
+
+def test_a_release_that_cannot_be_installed_is_uninstallable_and_a_registry_down_is_our_failure(
+        tmp_path: Path) -> None:
+    run = runner_of(family(), tmp_path / "r", retries=0)
+    gone = run.measure(Cell("scripted", "gone-1", "1.0.0", "pair"))
+    down = run.measure(Cell("scripted", "down-1", "1.0.0", "pair"))
+    assert gone is not None and gone.outcome == "uninstallable" and gone.detail == {"side": "sdk"}
+    assert down is not None and down.outcome == "infra-error" and "did not answer" in (down.error_message or "")
+    assert pending([Cell("scripted", "down-1", "1.0.0", "pair")], [down])  # never a verdict: measured again
+
+
+def test_a_row_its_family_does_not_declare_is_recorded_as_our_error_not_as_its_verdict(tmp_path: Path) -> None:
+    row = runner_of(family({("1", "1.0.0", "pair"): [UNFIT]}), tmp_path / "r").measure(PAIR)
+    assert row is not None and row.outcome == "harness-error" and row.error_type == "PayloadError"
+    assert "payload.attempt" in (row.error_message or "") and row.detail["payload"] == {"attempt": "not a number"}
+    assert row.detail["outcome"] == "compatible"  # what it would have said, kept for whoever fixes the family
+
+
+def test_whether_a_row_stands_for_a_pair_or_an_sdk_release_is_its_familys_word(tmp_path: Path) -> None:
+    run = runner_of(family(), tmp_path / "r")
+    pair = run.measure(PAIR)
+    check = run.measure(Cell("scripted", "1", "1.0.0", "check", "rule"))
+    assert pair is not None and not pair.per_sdk and pair.slot() == pair.key()
+    assert check is not None and check.per_sdk and check.slot() == ("scripted", "1", "", "check", "rule")
 
 
 def test_a_hang_on_a_starved_machine_is_our_failure_and_measured_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import matrix.pipeline.runner as runner
 
-    hung = make_row("1", "1.0.0", "hang", family="f", error_message="start did not settle within 35s")
-    run = _Scripted([], tmp_path)
+    fam = family({("1", "1.0.0", "pair"): ["hang"]})
     monkeypatch.setattr(runner, "load_per_core", lambda: 9.2)
-    starved = run._unless_overloaded(hung)
-    assert starved.outcome == "infra-error" and starved.error_type == "Overloaded"
+    starved = runner_of(fam, tmp_path / "a").measure(PAIR)
+    assert starved is not None and starved.outcome == "infra-error" and starved.error_type == "Overloaded"
     assert "overloaded (9.2 runnable processes per core" in (starved.error_message or "")
-    assert starved.detail["overloaded"] == {"load_per_core": 9.2, "outcome": "hang",
-                                            "error_message": "start did not settle within 35s"}
-    assert pending([Cell("f", "1", "1.0.0", "handshake")], [starved])  # measured again next run
+    assert starved.detail["overloaded"] == {"load_per_core": 9.2, "outcome": "hang", "error_message": None}
+    assert pending([PAIR], [starved])  # measured again next run
     monkeypatch.setattr(runner, "load_per_core", lambda: 2.5)
-    assert run._unless_overloaded(hung) == hung  # on a machine that keeps up, a hang is a hang
+    hung = runner_of(fam, tmp_path / "b").measure(PAIR)
+    assert hung is not None and hung.outcome == "hang"  # on a machine that keeps up, a hang is a hang
