@@ -175,8 +175,8 @@ class Family(ABC):
         return "server" if self.standin else "CLI"
 
     def front_page(self) -> str:
-        """Its page the site's home links to, from the site's root."""
-        return f"matrix/{self.name}.md"
+        """Its page the site's home links to, from the site's root: its matrix, or its checks."""
+        return f"matrix/{self.name}.md" if self.pair_probe else f"checks/{self.name}.md"
 
     def release_page(self, side: str, version: str) -> str:
         """Where the page of one of its releases is, from the site's root (``side``: sdk, cli)."""
@@ -244,6 +244,11 @@ class Family(ABC):
 
     def pair_pages(self, view: SiteView) -> dict[str, str] | None:
         """Its matrix and release pages, when it writes them itself (None: the site's own)."""
+        return None
+
+    def check_pages(self, view: SiteView) -> dict[str, str] | None:
+        """The pages of its checks (rows of one SDK release each), when it writes them itself
+        (``pages`` does; None: the site's own grid of them)."""
         return None
 
     def side_by_side(self, view: SiteView) -> dict[str, tuple[str, str]]:

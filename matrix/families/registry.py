@@ -17,7 +17,7 @@ from matrix.families.payload import payload_columns, typed
 from matrix.model import Row
 from matrix.store.dataset import Sources
 
-__all__ = ["FAMILIES", "GROUP", "Family", "cells_frame", "load", "open_sources", "type_row"]
+__all__ = ["FAMILIES", "GROUP", "Family", "cells_frame", "load", "open_sources", "sources_from_env", "type_row"]
 
 GROUP = "compat_matrix.families"
 
@@ -79,6 +79,12 @@ def open_sources(results: Path, data: Path | None = None) -> Sources:
     """The rows of ``data`` and ``results`` as every family here declares them: each row typed
     when read, each frame with every payload column (``Sources``)."""
     return Sources(results, data, type_row, tuple(payload_columns(FAMILIES.values())))
+
+
+def sources_from_env() -> Sources:
+    """A notebook's sources (``Sources.from_env``), read as ``open_sources`` reads them."""
+    given = Sources.from_env()
+    return open_sources(given.results, given.data)
 
 
 def cells_frame(rows: Sequence[Row]) -> pd.DataFrame:

@@ -151,11 +151,18 @@ def _first_line(value: object) -> str | None:
 
 
 def _cells(rows: pd.DataFrame, other: str) -> list[Cell]:
-    return [Cell(other=str(r[other]), outcome=str(r["outcome"]),
-                 protocol=None if pd.isna(r["protocol"]) else int(r["protocol"]),
-                 error=_first_line(r["error_message"]), left_running=[str(x) for x in (r["leaked"] or [])],
-                 message_names_versions=yes_no(r["message_names_versions"]),
-                 message_actionable=yes_no(r["message_actionable"]), flaky=bool(r["flaky"]))
+    """A pair cell as API v1 gives it; v1's keys a family's payload has no field for are null
+    (a list: empty)."""
+    def number(value: object) -> int | None:
+        return int(value) if isinstance(value, (int, float)) and not pd.isna(value) else None
+
+    def names(value: object) -> list[str]:
+        return [str(x) for x in value] if isinstance(value, list) else []
+
+    return [Cell(other=str(r[other]), outcome=str(r["outcome"]), protocol=number(r.get("protocol")),
+                 error=_first_line(r["error_message"]), left_running=names(r.get("leaked")),
+                 message_names_versions=yes_no(r.get("message_names_versions")),
+                 message_actionable=yes_no(r.get("message_actionable")), flaky=bool(r["flaky"]))
             for r in sort_by_version(rows, other).to_dict("records")]
 
 
@@ -170,7 +177,9 @@ def _bare(lines: list[str]) -> list[str]:
 def sdk_release(data: SiteView, family: str, sdk: str) -> SdkRelease:
     fam = FAMILIES[family]
     rows = data.frame[(data.frame["family"] == family) & (data.frame["sdk_version"] == sdk)]
-    hs = rows[rows["probe"] == fam.pair_probe]
+    # v1's grades read a payload field of a family's pair cells; a family without one has none.
+    hs = rows[rows["probe"] == fam.pair_probe].reindex(columns=[*rows.columns, *(
+        c for c in ("message_names_versions", "message_actionable") if c not in rows.columns)])
     failed = hs[hs["message_names_versions"].map(lambda v: isinstance(v, bool)).astype(bool)]
     others = rows[rows["probe"] != fam.pair_probe].sort_values(["probe", "mutation"])
     return SdkRelease(

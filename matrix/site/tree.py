@@ -9,6 +9,7 @@ from pathlib import Path
 
 from matrix.families.base import Family, SiteView
 from matrix.site.answer_lines import answer_lines
+from matrix.site.check_pages import check_pages
 from matrix.site.pages import home, pins_page, versions_index
 from matrix.site.pair_pages import pair_pages
 from matrix.site.render import render
@@ -45,7 +46,10 @@ def page_set(view: SiteView) -> dict[str, str]:
         pages.update(fam.pair_pages(view) or pair_pages(view, fam))
     pages["versions/index.md"] = versions_index(view)
     pages["pins.md"] = pins_page(view)
-    for fam in view.families.values():  # each family's pages of its own (its checks, its design's promises)
+    for fam in view.families.values():  # each family's checks, and its pages of its own
+        if fam.name in measured:
+            own_checks = fam.check_pages(view)
+            pages.update(check_pages(view, fam) if own_checks is None else own_checks)
         pages.update(fam.pages(view))
     return pages
 

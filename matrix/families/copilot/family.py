@@ -122,6 +122,9 @@ class CopilotFamily(Family):
 
     # -- reading what was measured ----------------------------------------------------
 
+    def check_pages(self, view: SiteView) -> dict[str, str] | None:
+        return {}  # its tolerance pages (``pages``)
+
     def works_but(self, cells: pd.DataFrame) -> pd.Series:
         return leaves_running(cells)
 

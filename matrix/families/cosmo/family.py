@@ -69,6 +69,9 @@ class Cosmo(Family):
         assert isinstance(sdk, UvVenv)
         return run_cosmo(cell, ctx.settings, ctx.scratch, sdk, ctx.results, ctx.reaper)
 
+    def check_pages(self, view: SiteView) -> dict[str, str] | None:
+        return {}  # its own grid, with each promise of its design (``pages``)
+
     def pages(self, view: SiteView) -> dict[str, str]:
         return cosmo_pages(view, self, Cosmo)
 

@@ -1,6 +1,7 @@
 """The proof that the family interface is enough: a family written for the tests, registered
 by the entry point of a distribution of its own, measured end to end by the real runner,
-store and site in a ``compat-matrix`` process of its own.
+store and site in a ``compat-matrix`` process of its own. Its probe is not called "handshake":
+naming its pair probe is what gives it a matrix, release pages, pins and can-i-ship.
 
 Its SDK and CLI are small programs (``programs/``), released as versions that differ in the
 protocols they speak and published to a package index on a local port; uv installs them
@@ -65,7 +66,7 @@ def echo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[
     tmp = tmp_path_factory.mktemp("echo")
     publish(tmp / "wheels")
     plugins = install_plugin(tmp)
-    (tmp / "echo.toml").write_text('[run]\njobs = 2\n\n[families.echo]\nprobes = ["handshake"]\n'
+    (tmp / "echo.toml").write_text('[run]\njobs = 2\n\n[families.echo]\nprobes = ["roundtrip"]\n'
                                    'sdk.select = ["all"]\ncli.select = ["all"]\n')
     with serving(tmp / "wheels") as index:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugins), str(ROOT)]),
@@ -85,7 +86,7 @@ def test_a_plugin_family_is_measured_stored_and_published(echo: tuple[Path, dict
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert "echo-sdk" in listed.stdout and "2.0.0" in listed.stdout
 
-    run = compat_matrix(tmp, env, "run", "--config", "echo.toml", "--results", "results", "--data", "data")
+    run = compat_matrix(tmp, env, "run", "--config", "echo.toml", "--results", "results")
     assert run.returncode == 0, run.stdout + run.stderr
     rows = [json.loads(line) for line in (tmp / "results" / "rows.jsonl").read_text().splitlines()]
     outcomes = {(r["sdk_version"], r["cli_version"]): r["outcome"] for r in rows}
@@ -94,19 +95,30 @@ def test_a_plugin_family_is_measured_stored_and_published(echo: tuple[Path, dict
     refused = next(r for r in rows if r["outcome"] == "refused")
     assert refused["error_type"] == "VersionMismatch" and "upgrade echo-sdk" in refused["error_message"]
 
-    again = compat_matrix(tmp, env, "run", "--config", "echo.toml", "--results", "results", "--data", "data")
+    assert {r["probe"] for r in rows} == {"roundtrip"} and not any(r["per_sdk"] for r in rows)
+    again = compat_matrix(tmp, env, "run", "--config", "echo.toml", "--results", "results")
     assert again.returncode == 0 and len((tmp / "results" / "rows.jsonl").read_text().splitlines()) == 4
 
     pins = compat_matrix(tmp, env, "pins", "--results", "results", "--family", "echo", "--sdk", "1.0.0", "--json")
     assert pins.returncode == 0, pins.stdout + pins.stderr
     assert json.loads(pins.stdout)["works_with"] == ["echo-cli==1.0.0"]
+    ship = compat_matrix(tmp, env, "can-i-ship", "--results", "results", "--family", "echo", "--cli", "2.0.0",
+                         "--against", "all")
+    assert ship.returncode == 1 and "1.0.0" in ship.stdout, ship.stdout + ship.stderr  # it breaks echo-sdk 1.0.0
+    fine = compat_matrix(tmp, env, "can-i-ship", "--results", "results", "--family", "echo", "--sdk", "2.0.0",
+                         "--against", "all")
+    assert fine.returncode == 0, fine.stdout + fine.stderr
 
     root = site_root(tmp / "repo")
-    built = compat_matrix(tmp, env, "build", "--results", "results", "--data", "data", "--root", str(root),
+    built = compat_matrix(tmp, env, "build", "--results", "results", "--root", str(root),
                           "--site", str(tmp / "site"))
     assert built.returncode == 0, built.stdout + built.stderr
     matrix_page = (root / "docs" / "matrix" / "echo.md").read_text()
-    assert "refused" in matrix_page
+    assert "refused" in matrix_page and "roundtrip" in matrix_page
+    release = (root / "docs" / "versions" / "echo" / "sdk-1.0.0.md").read_text()
+    assert "echo-cli==1.0.0" in release  # what it works with, in its ecosystem's syntax
+    assert (root / "docs" / "versions" / "echo" / "cli-2.0.0.md").is_file()
+    assert "echo" in (root / "docs" / "pins.md").read_text()
     assert (tmp / "site" / "matrix" / "echo" / "index.html").is_file()
     own = (tmp / "site" / "echo" / "index.html").read_text()
     assert "echo-sdk 1.0.0 speaks protocol [1], but echo-cli 2.0.0 speaks 2" in own

@@ -13,15 +13,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from matrix import rules_version
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
 from matrix.execute.environment import Environment
 from matrix.execute.sandbox import sandbox
-from matrix.families.base import Context, Family, MakeEnv, Planning
+from matrix.families.base import Context, Family, MakeEnv, Planning, SiteView
 from matrix.model import Cell, Outcome, Row
 
 AGENT = Path(__file__).parent / "agent.py"
+# Its one probe: a message sent and echoed back. Its cells pair an SDK release with a CLI release,
+# so the site gives it a matrix, release pages, pins and can-i-ship (it names no probe "handshake").
+ROUNDTRIP = "roundtrip"
 
 
 def verdict(res: proc.Result) -> tuple[Outcome, str | None, str | None]:
@@ -44,7 +46,7 @@ def verdict(res: proc.Result) -> tuple[Outcome, str | None, str | None]:
 @dataclass(frozen=True)
 class Echo(Family):
     def plan(self, phase: str, planning: Planning) -> list[Cell]:
-        return [Cell(self.name, s, c, "handshake") for s in planning.sdk_versions for c in planning.cli_versions]
+        return [Cell(self.name, s, c, ROUNDTRIP) for s in planning.sdk_versions for c in planning.cli_versions]
 
     def environments(self, cell: Cell, make: MakeEnv) -> tuple[Environment, Environment | None]:
         return (make(UvVenv, "sdk", self.sdk_package, cell.sdk_version),
@@ -60,10 +62,11 @@ class Echo(Family):
         return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version,
                    probe=cell.probe, outcome=outcome, error_type=error_type, error_message=message,
                    seconds=round(res.elapsed, 3), leftovers_killed=list(res.leftovers),
-                   harness_version=rules_version(cell.probe),
+                   harness_version=self.rules.version(cell.probe),
                    measured_at=datetime.now(UTC).isoformat(timespec="seconds"), host=socket.gethostname())
 
-    def pages(self, frame, sources) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    def pages(self, view: SiteView) -> dict[str, str]:
+        frame = view.frame
         mine = frame[frame["family"] == self.name]
         if mine.empty:
             return {}
@@ -76,4 +79,4 @@ class Echo(Family):
 
 family = Echo(name="echo", description="echo-sdk against echo-cli (a family of the test suite)",
               sdk_ecosystem="pypi", sdk_package="echo-sdk", cli_ecosystem="pypi", cli_package="echo-cli",
-              probes=("handshake",))
+              probes=(ROUNDTRIP,), phases=(ROUNDTRIP,), pair_probe=ROUNDTRIP)
