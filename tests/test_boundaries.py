@@ -18,7 +18,7 @@ GENERIC = ["matrix/commands", "matrix/pipeline", "matrix/site", "matrix/answers"
 # their Copilot-shaped keys stay until a v2.
 _API_V1 = "the API v1 documents' keys and what they mean (byte-identical; a change is a v2)"
 ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
-    ("matrix/site/api.py", "protocol"): (4, _API_V1),
+    ("matrix/site/api.py", "protocol"): (3, _API_V1),
     ("matrix/site/api.py", "stop()"): (1, _API_V1),
     ("matrix/site/api.py", "leaked"): (1, _API_V1),
 }
