@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["CORE_FIELDS", "GOOD_OUTCOMES", "HANDSHAKE_OUTCOMES", "NOT_A_VERDICT", "NO_CLI", "OUTCOME_INFO",
-           "OUTCOME_LETTERS", "OUTCOME_RANK", "PROMISE_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell", "CellSettings",
-           "Outcome", "Row", "value_of"]
+           "OUTCOME_LETTERS", "OUTCOME_RANK", "PROMISE_OUTCOMES", "SESSION_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell",
+           "CellSettings", "Outcome", "Row", "value_of"]
 
 
 class Outcome(StrEnum):
@@ -89,6 +89,10 @@ TOLERANCE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.SURFACED, Outcome.IGNORED, Outcome.DOWNGRADED, Outcome.LOST, Outcome.FATAL,
     Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
     Outcome.PASSED, Outcome.FAILED,
+)
+SESSION_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.COMPATIBLE, Outcome.SURFACED, Outcome.DEGRADED, Outcome.LOST, Outcome.HANG, Outcome.CRASHED,
+    Outcome.NOT_APPLICABLE, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR, Outcome.HARNESS_ERROR,
 )
 PROMISE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.KEPT, Outcome.BROKEN, Outcome.NOT_APPLICABLE, Outcome.HANG, Outcome.UNINSTALLABLE, Outcome.INFRA_ERROR,

@@ -31,7 +31,8 @@ def rows_of(frame: pd.DataFrame | Rows) -> Rows:
     if not isinstance(frame, Rows):
         missing = [c for c in payload_columns(FAMILIES.values()) if c not in frame.columns]
         frame = frame.assign(**dict.fromkeys(missing, None)) if missing else frame
-    return as_rows(frame, {name: f.pair_probe for name, f in FAMILIES.items() if f.pair_probe})
+    return as_rows(frame, {name: f.pair_probe for name, f in FAMILIES.items() if f.pair_probe},
+                   {name: f.refined_by for name, f in FAMILIES.items() if f.refined_by})
 
 
 def pairs(frame: pd.DataFrame | Rows, family: str | None = None) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from matrix.execute.environment import Environment
 from matrix.execute.forkserver import ForkServers
 from matrix.families.payload import Payload
 from matrix.families.rules import Rules
-from matrix.model import OUTCOME_LETTERS, Cell, CellSettings, Outcome, Row
+from matrix.model import OUTCOME_INFO, OUTCOME_LETTERS, Cell, CellSettings, Outcome, Row
 from matrix.present.grid import first_line
 from matrix.present.rows import Rows
 from matrix.store.dataset import Sources
@@ -120,6 +120,11 @@ class Vocabulary:
     outcomes: tuple[Outcome, ...]
     note: str = ""
     kind: str = ""  # what each of its outcomes' meanings starts with ("Tolerance: "), left out in the legend
+    # What an outcome means for this kind of cell where the site's one line does not say it.
+    meanings: tuple[tuple[Outcome, str], ...] = ()
+
+    def meaning(self, outcome: Outcome) -> str:
+        return dict(self.meanings).get(outcome) or OUTCOME_INFO[outcome][1].removeprefix(self.kind)
 
 
 # A cell's letter in a matrix, by outcome: the one generic reading of a cell.
@@ -148,6 +153,9 @@ class Family(ABC):
     # The probe whose cells pair one release of each side: the site's matrix and release pages,
     # the ranges, pins and can-i-ship are read from its cells (None: the family has none).
     pair_probe: str | None = None
+    # Probes whose cells of a pair refine the pair probe's verdict (a pair cell carries their
+    # outcome and error: ``matrix.present.rows.refined``), read by ``works`` and ``works_but``.
+    refined_by: tuple[str, ...] = ()
     # What a pair that works, but not cleanly, leaves its user with ("": no such pairs), and how a
     # release note introduces the ranges that work so.
     caveat: str = ""

@@ -107,7 +107,8 @@ def kind_of(info: FieldInfo) -> str:
     if origins == {int}:
         return "integer"
     if origins == {list}:
-        return "list"
+        items = {typing.get_origin(i) or i for a in args for i in typing.get_args(a)}
+        return "nested" if items & {dict} else "list"
     if origins == {dict}:
         return "nested"
     return "scalar"

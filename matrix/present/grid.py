@@ -55,12 +55,16 @@ Label = Callable[[Mapping[Any, Any]], str]
 
 
 def grid_of(rows: Rows, releases: Releases, family: str, label: Label, note: Label = first_line,
-            to_versions: str = "../../versions/", columns: tuple[str, ...] = ()) -> Grid:
+            to_versions: str = "../../versions/", columns: tuple[str, ...] = (), probe: str | None = None,
+            anchor: str = "cli-") -> Grid:
     """``label``, ``note``: what a cell says, and its tooltip after the outcome; ``columns``:
     the cell fields they read besides the outcome and the error. ``to_versions``: the versions
     folder relative to the URL of the page the grid is on (raw HTML: MkDocs does not rewrite
-    these links; a page ``matrix/F.md`` is served at ``matrix/F/``)."""
-    sub = rows.pairs(family)
+    these links; a page ``matrix/F.md`` is served at ``matrix/F/``). ``probe``: a grid of that
+    probe's cells of each pair instead of the pair probe's; ``anchor``: where on its SDK
+    release's page a cell's evidence is (the anchor's start, the CLI release after it)."""
+    sub = rows.pairs(family) if probe is None else rows.frame[(rows.frame["family"] == family)
+                                                               & (rows.frame["probe"] == probe)]
     sdks, clis = sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])
     dates = releases.get(family, {})
 
@@ -75,7 +79,7 @@ def grid_of(rows: Rows, releases: Releases, family: str, label: Label, note: Lab
             return None
         said = note(rec)
         tip = f"SDK {s} × CLI {c}: {rec['outcome']}" + (f". {said}" if said else "")
-        return Cell(str(rec["outcome"]), label(rec), tip, f"{to_versions}{family}/sdk-{s}/#cli-{c}")
+        return Cell(str(rec["outcome"]), label(rec), tip, f"{to_versions}{family}/sdk-{s}/#{anchor}{c}")
 
     return Grid(family, [axis("sdk", s) for s in sdks], [axis("cli", c) for c in clis],
                 [[cell(s, c) for c in clis] for s in sdks])

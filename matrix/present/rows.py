@@ -9,20 +9,60 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["RANGE_COLUMNS", "Rows", "as_rows"]
+__all__ = ["RANGE_COLUMNS", "REFINED", "Rows", "as_rows", "refined"]
 
 # What ranges are read from: grouping these columns, not every stored one, is quicker.
 RANGE_COLUMNS = ["family", "probe", "sdk_version", "cli_version", "outcome", "error_type"]
+# What a pair cell carries of each probe that refines its verdict (``refined``).
+REFINED = ("outcome", "error_type", "error_message")
+
+
+def refined(probe: str, column: str) -> str:
+    """The column of a pair cell holding ``column`` of the same pair's ``probe`` cell."""
+    return f"{probe}:{column}"
 
 
 class Rows:
     """``frame`` (every row) and, per family, the probe whose cells pair one release of each
-    side (``pair_probes``). A slice it returns is shared: do not modify it."""
+    side (``pair_probes``) and the probes whose cells of the same pair refine its verdict
+    (``refinements``: a pair cell carries their outcome and error, ``refined``). A slice it
+    returns is shared: do not modify it."""
 
-    def __init__(self, frame: pd.DataFrame, pair_probes: Mapping[str, str]) -> None:
+    def __init__(self, frame: pd.DataFrame, pair_probes: Mapping[str, str],
+                 refinements: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self.frame = frame
         self.pair_probes = dict(pair_probes)
+        self.refinements = {f: tuple(p) for f, p in (refinements or {}).items() if p}
         self._slices: dict[Any, Any] = {}
+
+    @property
+    def refined_columns(self) -> list[str]:
+        probes = dict.fromkeys(p for ps in self.refinements.values() for p in ps)
+        return [refined(p, c) for p in probes for c in REFINED]
+
+    def _refine(self, cells: pd.DataFrame) -> pd.DataFrame:
+        """``cells`` with the refining probes' outcome and error of each pair (missing: none)."""
+        columns = self.refined_columns
+        if not columns:
+            return cells
+        out = cells.copy()
+        for col in columns:
+            out[col] = None
+        for family, probes in self.refinements.items():
+            mine = out["family"] == family
+            if not mine.any():
+                continue
+            for probe in probes:
+                theirs = self.frame[(self.frame["family"] == family) & (self.frame["probe"] == probe)]
+                if theirs.empty:
+                    continue
+                by_pair = {(str(r["sdk_version"]), str(r["cli_version"])): r
+                           for r in theirs[["sdk_version", "cli_version", *REFINED]].to_dict("records")}
+                keys = list(zip(out.loc[mine, "sdk_version"].astype(str), out.loc[mine, "cli_version"].astype(str),
+                                strict=True))
+                for col in REFINED:
+                    out.loc[mine, refined(probe, col)] = [by_pair[k][col] if k in by_pair else None for k in keys]
+        return out
 
     def _once(self, key: Any, make: Any) -> Any:
         if key not in self._slices:
@@ -34,21 +74,22 @@ class Rows:
         def make() -> pd.DataFrame:
             if family is not None:
                 probe = self.pair_probes.get(family)
-                return self.frame[(self.frame["family"] == family) & (self.frame["probe"] == probe)]
+                return self._refine(self.frame[(self.frame["family"] == family) & (self.frame["probe"] == probe)])
             probes = self.frame["family"].map(self.pair_probes)
-            return self.frame[self.frame["probe"] == probes]
+            return self._refine(self.frame[self.frame["probe"] == probes])
         return self._once(("pairs", family), make)  # type: ignore[no-any-return]
 
     def release(self, family: str, side: str, version: str) -> pd.DataFrame:
         """The pair cells of one release (``side``: ``sdk_version`` or ``cli_version``), with the
         columns ranges are read from."""
         def make() -> dict[tuple[str, str, str], pd.DataFrame]:
-            slim = self.pairs()[RANGE_COLUMNS]
+            slim = self.pairs()[[*RANGE_COLUMNS, *self.refined_columns]]
             return {(str(f), col, str(v)): g for col in ("sdk_version", "cli_version")
                     for (f, v), g in slim.groupby(["family", col], sort=False)}
         found = self._once("releases", make).get((family, side, version))
-        return found if found is not None else self.pairs()[RANGE_COLUMNS].iloc[0:0]
+        return found if found is not None else self.pairs()[[*RANGE_COLUMNS, *self.refined_columns]].iloc[0:0]
 
 
-def as_rows(frame: pd.DataFrame | Rows, pair_probes: Mapping[str, str]) -> Rows:
-    return frame if isinstance(frame, Rows) else Rows(frame, pair_probes)
+def as_rows(frame: pd.DataFrame | Rows, pair_probes: Mapping[str, str],
+            refinements: Mapping[str, tuple[str, ...]] | None = None) -> Rows:
+    return frame if isinstance(frame, Rows) else Rows(frame, pair_probes, refinements)

@@ -31,8 +31,7 @@ def legend_parts(view: SiteView) -> list[LegendPart]:
     for fam in view.families.values():
         for v in fam.vocabularies:
             if v.title not in parts:
-                parts[v.title] = LegendPart(v.title, [(o.value, OUTCOME_INFO[o][1].removeprefix(v.kind))
-                                                      for o in v.outcomes], v.note)
+                parts[v.title] = LegendPart(v.title, [(o.value, v.meaning(o)) for o in v.outcomes], v.note)
     return list(parts.values())
 
 

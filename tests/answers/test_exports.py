@@ -58,6 +58,7 @@ _CHECKS: dict[str, Any] = {
     "bool": lambda v: isinstance(v, bool),
     "bool or null": lambda v: v is None or isinstance(v, bool),
     "list of strings": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "list of strings or null": lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
     "list of numbers or nulls": lambda v: isinstance(v, list) and all(
         x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in v),
 }

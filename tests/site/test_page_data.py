@@ -38,7 +38,9 @@ def test_home_counts_outcomes_and_links_each_family(tmp_path: Path) -> None:
     page = home_page(site_view(_frame(tmp_path), {}, "2026-12-01"))
     assert dict(page.counts) == {"compatible": 2, "refused": 2} and page.total == 4
     assert [(f.name, f.page) for f in page.families] == [("copilot-python", "matrix/copilot-python.md")]
-    assert [p.title for p in page.legend] == ["Handshake cells", "Tolerance checks", "Promise checks"]
+    assert [p.title for p in page.legend] == ["Handshake cells", "Session cells", "Tolerance checks", "Promise checks"]
+    session = next(p for p in page.legend if p.title == "Session cells")
+    assert dict(session.meanings)["lost"].startswith("The conversation ran, but an event")  # its own meaning
 
 
 def test_matrix_page_data_sizes_the_grid(tmp_path: Path) -> None:

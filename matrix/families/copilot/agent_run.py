@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,7 @@ class AgentRun:
     launches: list[list[str]]
     home_files: list[str]  # paths relative to HOME outside the CLI's own cache
     seed_modified: bool = False  # the CLI wrote into the unpacked tree shared between cells
+    work_files: list[str] = field(default_factory=list)  # what the cell left in its working directory (names)
 
 
 def _home_files(home: Path) -> list[str]:
@@ -90,9 +91,11 @@ def _home_files(home: Path) -> list[str]:
 def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cli: CliInstall, runtime: Runtime,
               timeout: float, grace: float, scratch: Path, reaper: proc.Reaper | None = None,
               shim_rule: str | None = None, use_shim: bool = False, transcript: Path | None = None,
-              launcher: bool = True) -> AgentRun:
+              launcher: bool = True, extra_env: dict[str, str] | None = None) -> AgentRun:
     """``launcher``: False gives the SDK the CLI's own entry point (no launcher, no shim, no
-    log of launches), to show that what a cell measures is the SDK's doing and not ours."""
+    log of launches), to show that what a cell measures is the SDK's doing and not ours.
+    ``extra_env``: variables the cell sets besides the sandbox's (addresses of our stand-ins,
+    never a credential)."""
     with sandbox(scratch, path_dirs=[*command.path_dirs, runtime.node.parent]) as box:
         shim = None
         if use_shim:
@@ -107,7 +110,8 @@ def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cl
         cli_path, log = write_launcher(box.root, cli, runtime, shim) if launcher else (cli.entry, box.root / "none")
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.
-        env.update(COPILOT_CLI_PATH=str(cli_path), COPILOT_SKIP_CLI_DOWNLOAD="1")
+        env.update(COPILOT_CLI_PATH=str(cli_path), COPILOT_SKIP_CLI_DOWNLOAD="1", **(extra_env or {}))
+        ours = {p.name for p in box.root.iterdir()}
         script = (str(agent),) if agent else ()  # None: the command is the agent (a built binary)
         argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(cli_path)}))
         with command.spawner() as spawn:
@@ -115,9 +119,10 @@ def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cl
             res = proc.run(req, reaper, spawn=spawn) if spawn else proc.run(req, reaper)
         launches = read_launches(log)
         home = _home_files(box.home)
+        work = sorted(p.name for p in box.root.iterdir() if p.name not in ours and p != log)
         if use_shim:
             redact_file(target)
     modified = seeded and cli.seed is not None and not cli.seed.intact()
     if modified and cli.seed is not None:
         cli.seed.retire(f"modified during a cell of {cli.version}")
-    return AgentRun(parse_report(res.stdout), res, launches, home, modified)
+    return AgentRun(parse_report(res.stdout), res, launches, home, modified, work)

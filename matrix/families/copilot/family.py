@@ -35,17 +35,29 @@ from matrix.families.copilot.drift_page import drift_page
 from matrix.families.copilot.handshake import HandshakeCell, cli_does_not_start_row
 from matrix.families.copilot.matrix_pages import matrix_pages
 from matrix.families.copilot.pages import tolerance_pages
-from matrix.families.copilot.payload import HANDSHAKE, payload_model
+from matrix.families.copilot.payload import CONNECTED, HANDSHAKE, SESSION, payload_model
 from matrix.families.copilot.release_pages import cli_page, sdk_pages
 from matrix.families.copilot.rules import COPILOT_RULES
+from matrix.families.copilot.session_pages import session_pages
 from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, RULES, control_of
-from matrix.families.copilot.stops import LEAK_MARK, LEAK_TEXT, RACE_MARK, RACE_TEXT, leak_kind, leaves_running
+from matrix.families.copilot.stops import (
+    LEAK_MARK,
+    LEAK_TEXT,
+    RACE_MARK,
+    RACE_TEXT,
+    SESSION_WORKS,
+    leak_kind,
+    leaves_running,
+    session_clean,
+    session_leaks,
+)
 from matrix.families.copilot.targets import control_target, works
 from matrix.families.payload import Payload
 from matrix.families.rules import Rules
 from matrix.markup import cli_slug
-from matrix.model import HANDSHAKE_OUTCOMES, NO_CLI, TOLERANCE_OUTCOMES, Cell, Outcome, Row
+from matrix.model import HANDSHAKE_OUTCOMES, NO_CLI, SESSION_OUTCOMES, TOLERANCE_OUTCOMES, Cell, Outcome, Row
 from matrix.present.grid import first_line
+from matrix.present.rows import refined
 from matrix.versions import sort_key, sorted_versions
 
 __all__ = ["CopilotFamily", "runtimes"]
@@ -84,6 +96,23 @@ LEGEND_NOTE = (f"In the heatmaps, **{LEAK_MARK}** after a cell's number or lette
                "returned, the application still running). The Copilot SDK's version negotiation design promises "
                "that stopping the client closes its pipes and leaves no CLI process behind: a cell that connected but "
                "leaked is `degraded`; a failed start that leaked keeps its outcome and says so on the version pages.")
+# A session cell's outcomes, as what an application holding one conversation met.
+SESSION_MEANINGS: tuple[tuple[Outcome, str], ...] = (
+    (Outcome.COMPATIBLE, "Every scripted turn did what it says (a reply, the application's tool, a command it "
+                         "approved, one it denied), every event the CLI sent reached the application typed, and "
+                         "stop() left nothing running."),
+    (Outcome.SURFACED, "As compatible, but some event the CLI sent reached the application only as the SDK's "
+                       "unknown event (readable raw, not typed)."),
+    (Outcome.DEGRADED, "The conversation ran, but a turn did not hold (the model never saw the tool's result, an "
+                       "approval or a denial did not hold), or stop() left the CLI running."),
+    (Outcome.LOST, "The conversation ran, but an event the CLI sent never reached the application."),
+    (Outcome.HANG, "A turn never reached idle before its deadline, or a call never settled."),
+    (Outcome.CRASHED, "The SDK raised an exception in the middle of the conversation."),
+    (Outcome.NOT_APPLICABLE, "That version has no session API, or no way to keep the model call on this machine."),
+)
+SESSION_NOTE = ("A session cell is measured for every pair whose handshake connected: one conversation through "
+                "the SDK's own session API, the CLI's model a scripted stand-in on 127.0.0.1, and its verdict "
+                "the worst of what the application met.")
 GUIDE = ("[Tolerance](tolerance/index.md): what each SDK version does with unknown fields, event types and\n"
          "  enum values, with the transcript of every check; and the failure contract after a failed handshake.")
 PIN_GUIDE = """Ranges below are runs of **measured** versions that were `compatible` (connected, answered, and
@@ -99,16 +128,19 @@ versions inside the working span. Anything not listed was not measured."""
 class CopilotFamily(Family):
     cli_ecosystem: str = "npm"
     cli_package: str = "@github/copilot"
-    phases: tuple[str, ...] = ("handshake", "tolerance", "contract")
+    phases: tuple[str, ...] = ("handshake", "session", "tolerance", "contract")
     pair_probe: str | None = "handshake"
     caveat: str = "stop() leaves the CLI running"
     caveat_with: str = "leaves the CLI running with"
     vocabularies: tuple[Vocabulary, ...] = (Vocabulary("Handshake cells", HANDSHAKE_OUTCOMES, LEGEND_NOTE),
+                                            Vocabulary("Session cells", SESSION_OUTCOMES, SESSION_NOTE,
+                                                       meanings=SESSION_MEANINGS),
                                             Vocabulary("Tolerance checks", TOLERANCE_OUTCOMES,
                                                        kind="Tolerance: "))
     guide: str = GUIDE
     pin_guide: str = PIN_GUIDE
     cell_columns: tuple[str, ...] = ("protocol", "leaked", "stops")
+    refined_by: tuple[str, ...] = (SESSION,)
     rules: Rules = COPILOT_RULES
 
     # -- what its rows are -------------------------------------------------------------
@@ -117,16 +149,24 @@ class CopilotFamily(Family):
         return payload_model(probe)
 
     def per_sdk(self, probe: str, mutation: str) -> bool:
-        """A handshake and a check's control stand for their pair; a check, for its SDK release."""
-        return probe != self.pair_probe and mutation not in CONTROL_DESCRIPTIONS
+        """A handshake, a session and a check's control stand for their pair; a check, for its SDK
+        release."""
+        return probe not in (self.pair_probe, SESSION) and mutation not in CONTROL_DESCRIPTIONS
 
     # -- reading what was measured ----------------------------------------------------
 
     def check_pages(self, view: SiteView) -> dict[str, str] | None:
         return {}  # its tolerance pages (``pages``)
 
+    def works(self, cells: pd.DataFrame) -> pd.Series:
+        """Connected, answered, left nothing running, and its session (where measured) worked."""
+        return super().works(cells) & session_clean(cells) & ~session_leaks(cells)
+
     def works_but(self, cells: pd.DataFrame) -> pd.Series:
-        return leaves_running(cells)
+        """Works, but stop() left the CLI running: after the handshake, or after the session."""
+        handshake_ok = (cells["outcome"] == Outcome.COMPATIBLE) | leaves_running(cells)
+        return handshake_ok & (leaves_running(cells) | session_leaks(cells)) & (session_clean(cells)
+                                                                                  | session_leaks(cells))
 
     def cell_label(self, rec: Mapping[Any, Any]) -> str:
         """The negotiated protocol when it connected, else the outcome's letter; marked when
@@ -142,11 +182,18 @@ class CopilotFamily(Family):
         return f"protocol {int(proto)}" if isinstance(proto, (int, float)) and proto == proto else first_line(rec)
 
     def aside(self, rec: Mapping[Any, Any]) -> str | None:
-        """A failed start that also left the CLI running: the user hits both."""
+        """A failed start that also left the CLI running: the user hits both; a session that
+        did not work, and at which step."""
+        said = []
         leaked = rec.get("leaked")
         if isinstance(leaked, list) and leaked and "running after stop()" not in str(rec.get("error_message") or ""):
-            return f"left {', '.join(map(str, leaked))} running after stop()"
-        return None
+            said.append(f"left {', '.join(map(str, leaked))} running after stop()")
+        session = rec.get(refined(SESSION, "outcome"))
+        if isinstance(session, str) and session not in SESSION_WORKS:
+            error = rec.get(refined(SESSION, "error_message"))
+            first = error.strip().splitlines()[0][:200] if isinstance(error, str) and error.strip() else ""
+            said.append(f"session {session}{': ' + first if first else ''}")
+        return "; ".join(said) or None
 
     def marks(self, cells: pd.DataFrame) -> list[str]:
         columns = [c for c in ("leaked", "stops") if c in cells]
@@ -163,6 +210,8 @@ class CopilotFamily(Family):
             return []
         if phase == "handshake":
             return [Cell(self.name, s, c, "handshake") for s in planning.sdk_versions for c in planning.cli_versions]
+        if phase == SESSION:
+            return self._session_cells(planning)
         if phase == "tolerance":
             return self._tolerance_cells(planning)
         if phase == "contract":
@@ -203,6 +252,14 @@ class CopilotFamily(Family):
                 if why is None:  # passed there
                     cells += [Cell(self.name, sdk, cli, "tolerance", rule) for rule in rules]
         return cells
+
+    def _session_cells(self, planning: Planning) -> list[Cell]:
+        """Every pair of the selection whose handshake connected: a session needs a client that
+        started (one that did not is the handshake's verdict, not the session's)."""
+        connected = {(r.sdk_version, r.cli_version) for r in planning.rows
+                     if r.family == self.name and r.probe == HANDSHAKE and r.outcome in CONNECTED}
+        return [Cell(self.name, s, c, SESSION) for s in planning.sdk_versions for c in planning.cli_versions
+                if (s, c) in connected]
 
     def _contract_cells(self, planning: Planning) -> list[Cell]:
         """One cell per SDK version: the newest CLI its handshake failed against as it should
@@ -281,7 +338,8 @@ class CopilotFamily(Family):
         return {rel: (text, compare.WHAT) for rel, text in compare.compare_pages(view, CopilotFamily).items()}
 
     def pages(self, view: SiteView) -> dict[str, str]:
-        return {**tolerance_pages(view, self, CopilotFamily), "drift.md": drift_page(view, CopilotFamily)}
+        return {**tolerance_pages(view, self, CopilotFamily), **session_pages(view, self),
+                "drift.md": drift_page(view, CopilotFamily)}
 
     def pictures(self, view: SiteView) -> list[Picture]:
         own = Picture(f"heatmap-{self.name}.png", view.rows.pairs(self.name),

@@ -16,7 +16,14 @@ from matrix.execute.redaction import process_label, redact, strip_paths
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake_verdict import classify_handshake, combine_stops, needs_another, stop_seconds
-from matrix.families.copilot.payload import CONNECTED, HANDSHAKE, AgentPayload, HandshakePayload
+from matrix.families.copilot.payload import (
+    CONNECTED,
+    HANDSHAKE,
+    SESSION,
+    AgentPayload,
+    HandshakePayload,
+    SessionPayload,
+)
 from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.model import Cell, Outcome, Row
 from matrix.probes.report import ErrorInfo
@@ -116,14 +123,20 @@ def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, ver
         sdk_declared=report.declared if report else {},
         node_runtime=runtime.label,
     )
-    payload = observed if probe != HANDSHAKE else HandshakePayload(
-        **observed.model_dump(),
-        protocol=report.negotiated_protocol if report and verdict.outcome in CONNECTED else None,
-        observed_cli_version=report.observed_cli_version if report else None,
-        exit_after_stop_seconds=gone.get("exit_after_stop_seconds") if gone else None,
-        leaked=[process_label(c) for c in gone.get("leaked") or []] if gone else [],
-        wrong_cli=verdict.wrong_cli,
-    )
+    stopped: dict[str, Any] = {
+        "exit_after_stop_seconds": gone.get("exit_after_stop_seconds") if gone else None,
+        "leaked": [process_label(c) for c in gone.get("leaked") or []] if gone else []}
+    payload: AgentPayload = observed
+    if probe == HANDSHAKE:
+        payload = HandshakePayload(
+            **observed.model_dump(),
+            protocol=report.negotiated_protocol if report and verdict.outcome in CONNECTED else None,
+            observed_cli_version=report.observed_cli_version if report else None,
+            **stopped,
+            wrong_cli=verdict.wrong_cli,
+        )
+    elif probe == SESSION:  # its own findings are added by the probe (session/probe.py)
+        payload = SessionPayload(**observed.model_dump(), **stopped)
     return Row(
         family=cell.family,
         sdk_version=cell.sdk_version,

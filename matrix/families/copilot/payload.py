@@ -11,9 +11,10 @@ from pydantic import Field
 from matrix.families.payload import Payload
 from matrix.model import Outcome
 
-__all__ = ["CONNECTED", "HANDSHAKE", "AgentPayload", "HandshakePayload", "payload_model"]
+__all__ = ["CONNECTED", "HANDSHAKE", "SESSION", "AgentPayload", "HandshakePayload", "SessionPayload", "payload_model"]
 
 HANDSHAKE = "handshake"  # the probe whose cells pair an SDK release with a CLI release
+SESSION = "session"  # a real conversation through a pair that connects (its model our stand-in)
 CONNECTED = (Outcome.COMPATIBLE, Outcome.DEGRADED)  # a handshake that connected: its protocol was negotiated
 
 
@@ -48,5 +49,29 @@ class HandshakePayload(AgentPayload):
     wrong_cli: bool = False
 
 
+class SessionPayload(AgentPayload):
+    """A session: how the model call stayed on 127.0.0.1, each scripted turn, what became of
+    every event the CLI sent, what the application was asked and ran, and what stop() left."""
+
+    # "provider" (the session's provider option), "api-url" (the CLI's API URL), or None: no
+    # model call reached the stand-in.
+    route: str | None = None
+    # Each scripted turn: its name, whether it settled, its seconds, whether it did what its
+    # script says ("held") and why not.
+    turns: list[dict[str, Any]] = Field(default_factory=list)
+    # Every event type the CLI sent: "typed" (the application got it as a type it knows),
+    # "unknown" (as the SDK's unknown, readable raw) or "lost" (never).
+    events: dict[str, str] = Field(default_factory=dict)
+    asked: list[str] = Field(default_factory=list)  # the permission kinds the application was asked
+    tool_ran: bool | None = None
+    model_saw_tool: bool | None = None
+    idle_seconds: float | None = None  # the turns' seconds until idle, summed
+    exit_after_stop_seconds: float | None = None
+    leaked: list[str] = Field(default_factory=list)
+
+
+_PAYLOADS: dict[str, type[Payload]] = {HANDSHAKE: HandshakePayload, SESSION: SessionPayload}
+
+
 def payload_model(probe: str) -> type[Payload]:
-    return HandshakePayload if probe == HANDSHAKE else AgentPayload
+    return _PAYLOADS.get(probe, AgentPayload)

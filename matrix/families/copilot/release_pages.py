@@ -5,14 +5,16 @@ Each is plain data rendered by its template (``sdk-release.md``, ``cli-release.m
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from matrix.families.base import Family, SiteView
+from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.render import render
+from matrix.families.copilot.session.verdict import DELIVERIES
 from matrix.families.copilot.stops import after_stop_text, stop_rate
 from matrix.markup import cli_slug, embed_badge, esc, esc_raw, num, sdk_slug, yes_no
 from matrix.model import Outcome
@@ -107,6 +109,35 @@ class CellEvidence:
 
 
 @dataclass(frozen=True)
+class SessionEvidence:
+    """One session cell on its SDK release's page."""
+
+    other: str
+    outcome: str
+    error: str
+    route: str
+    turns: str  # each scripted turn: held, or why not
+    idle: str  # seconds until idle, every turn
+    events: str  # how many event types reached the application typed, as unknown, or never
+    asked: str  # the permission kinds the application was asked
+
+
+def _session(r: Mapping[Any, Any]) -> SessionEvidence:
+    turns = [t for t in r.get("turns") or [] if isinstance(t, Mapping)]
+    given = r.get("events")
+    events: Mapping[str, str] = given if isinstance(given, Mapping) else {}
+    counts = {how: len([v for v in events.values() if v == how]) for how in DELIVERIES}
+    return SessionEvidence(
+        other=str(r["cli_version"]), outcome=str(r["outcome"]), error=esc_raw(r.get("error_message")),
+        route=str(r.get("route") or "none"),
+        turns=", ".join(f"{t.get('name')} {'✓' if t.get('held') else '✗ ' + str(t.get('why') or 'did not hold')}"
+                        for t in turns) or "–",
+        idle=num(r.get("idle_seconds")) or "–",
+        events=", ".join(f"{n} {how}" for how, n in counts.items() if n) or "–",
+        asked=", ".join(map(str, r.get("asked") or [])) or "none")
+
+
+@dataclass(frozen=True)
 class SdkReleasePage:
     family: str
     package: str
@@ -126,6 +157,7 @@ class SdkReleasePage:
     script: str | None  # the reproduction script's file name
     script_text: str | None  # the script itself, written beside the page
     cells: list[CellEvidence]
+    sessions: list[SessionEvidence]
 
 
 def _pin(lines: list[str], rs: Iterable[Range]) -> Pin:
@@ -173,7 +205,14 @@ def sdk_release_page(view: SiteView, fam: Family, sdk: str) -> SdkReleasePage:
         connects=None if [r.versions for r in connects] == [r.versions for r in works] else
         ", ".join(f"{r.first}" if r.first == r.last else f"{r.first} to {r.last}" for r in connects),
         badge=embed_badge(family, "sdk", sdk, f"{fam.sdk_package} {sdk}", f"versions/{family}/{sdk_slug(sdk)}/"),
-        script=repro_name(sdk) if script is not None else None, script_text=script, cells=cells)
+        script=repro_name(sdk) if script is not None else None, script_text=script, cells=cells,
+        sessions=_sessions(view, family, sdk))
+
+
+def _sessions(view: SiteView, family: str, sdk: str) -> list[SessionEvidence]:
+    frame = view.frame
+    mine = frame[(frame["family"] == family) & (frame["probe"] == SESSION) & (frame["sdk_version"] == sdk)]
+    return [_session(r) for r in sort_by_version(mine, "cli_version").to_dict("records")]
 
 
 def sdk_page(view: SiteView, fam: Family, sdk: str) -> str:

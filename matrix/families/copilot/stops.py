@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from matrix.model import Outcome
+from matrix.families.copilot.payload import SESSION
+from matrix.model import NOT_A_VERDICT, Outcome
+from matrix.present.rows import refined
 from matrix.probes.verdict import LEFT_RUNNING
 
 __all__ = ["LEAK_MARK", "LEAK_TEXT", "RACE_MARK", "RACE_TEXT", "after_stop_text", "leak_kind", "leaves_running",
@@ -69,3 +71,26 @@ def leak_kind(rec: Mapping[Any, Any]) -> str:
         return "" if left == 0 else ("always" if left == len(stops) else "race")
     leaked = rec.get("leaked")
     return "always" if isinstance(leaked, (list, tuple, np.ndarray)) and len(leaked) > 0 else ""
+
+
+# A session that worked (its turns held; an event may have reached the application as the
+# SDK's unknown, which it can read raw).
+SESSION_WORKS = (Outcome.COMPATIBLE, Outcome.SURFACED)
+
+
+def session_clean(cells: pd.DataFrame) -> pd.Series:
+    """Pairs whose session worked, or was not measured, or measured nothing (an infrastructure
+    error, a version without a session API): such a pair keeps the handshake's verdict; the pages
+    say which were measured."""
+    col = cells.get(refined(SESSION, "outcome"))
+    if col is None:
+        return pd.Series(True, index=cells.index)
+    return col.isna() | col.isin(SESSION_WORKS) | col.isin(NOT_A_VERDICT)
+
+
+def session_leaks(cells: pd.DataFrame) -> pd.Series:
+    """Pairs whose session worked but whose SDK left a process running after its stop()."""
+    outcome, error = cells.get(refined(SESSION, "outcome")), cells.get(refined(SESSION, "error_type"))
+    if outcome is None or error is None:
+        return pd.Series(False, index=cells.index)
+    return (outcome == Outcome.DEGRADED) & (error == LEFT_RUNNING)

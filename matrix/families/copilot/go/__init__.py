@@ -11,8 +11,9 @@ from matrix.families.base import Context, MakeEnv
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.go.environment import GoAgent
-from matrix.families.copilot.go.measure import run_go_handshake, run_go_tolerance
+from matrix.families.copilot.go.measure import run_go_handshake, run_go_session, run_go_tolerance
 from matrix.families.copilot.handshake import HandshakeCell
+from matrix.families.copilot.payload import SESSION
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotGo", "family"]
@@ -20,7 +21,7 @@ __all__ = ["CopilotGo", "family"]
 
 @dataclass(frozen=True)
 class CopilotGo(CopilotFamily):
-    phases: tuple[str, ...] = ("handshake", "tolerance")
+    phases: tuple[str, ...] = ("handshake", "session", "tolerance")
 
     def sdk_environment(self, cell: Cell, make: MakeEnv) -> Environment:
         return make(GoAgent, "sdk", self.sdk_package, cell.sdk_version)
@@ -30,6 +31,8 @@ class CopilotGo(CopilotFamily):
         assert isinstance(sdk, GoAgent)
         if cell.probe == "tolerance":
             return run_go_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+        if cell.probe == SESSION:
+            return run_go_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
         return run_go_handshake(hs, sdk, cli, runtime, ctx.reaper)
 
 
@@ -38,6 +41,6 @@ family = CopilotGo(
     description="the Go module github.com/github/copilot-sdk/go against the @github/copilot CLI (npm)",
     sdk_ecosystem="go",
     sdk_package="github.com/github/copilot-sdk/go",
-    probes=("handshake", "tolerance"),
+    probes=("handshake", "session", "tolerance"),
     version_hints=(("pypi", "github-copilot-sdk"), ("npm", "@github/copilot-sdk")),
 )

@@ -1,5 +1,5 @@
-"""github.com/github/copilot-sdk/go: one agent binary built against each release runs both
-probes (``rule`` in its config selects the tolerance probe)."""
+"""github.com/github/copilot-sdk/go: one agent binary built against each release runs every
+probe (``rule`` in its config selects the tolerance probe, ``probe`` the session)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
+from matrix.families.copilot.payload import SESSION
+from matrix.families.copilot.session.probe import run_session
 from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
 
-__all__ = ["compile_error_row", "run_go_handshake", "run_go_tolerance"]
+__all__ = ["compile_error_row", "run_go_handshake", "run_go_session", "run_go_tolerance"]
 
 
 def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: GoAgent, cli: CliInstall,
@@ -52,3 +54,12 @@ def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliIns
         return compile_error_row(cell, "tolerance", rule, agent, cli, runtime)
     return run_tolerance(None, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.module_dir, "log_level": "error"},
                          cell, rule, cli, runtime, results, reaper)
+
+
+def run_go_session(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runtime: Runtime, results: Path,
+                   reaper: proc.Reaper | None = None) -> Row:
+    if agent.build_errors is not None:
+        return compile_error_row(cell, SESSION, "", agent, cli, runtime)
+    return run_session(None, AgentCommand((str(agent.binary),)),
+                       {"sdk_dir": agent.module_dir, "log_level": "error", "probe": SESSION}, cell, cli, runtime,
+                       results, reaper)

@@ -11,8 +11,9 @@ from matrix.families.base import Context, MakeEnv
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.family import CopilotFamily, runtimes
 from matrix.families.copilot.handshake import HandshakeCell
-from matrix.families.copilot.node.measure import run_node_handshake, run_node_tolerance
+from matrix.families.copilot.node.measure import run_node_handshake, run_node_session, run_node_tolerance
 from matrix.families.copilot.node.sdk import NodeSdk, prepare_node_sdk
+from matrix.families.copilot.payload import SESSION
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotNode", "family"]
@@ -25,7 +26,7 @@ def node_sdk(prefix: NpmPrefix, ctx: Context) -> NodeSdk:
 
 @dataclass(frozen=True)
 class CopilotNode(CopilotFamily):
-    phases: tuple[str, ...] = ("handshake", "tolerance")
+    phases: tuple[str, ...] = ("handshake", "session", "tolerance")
 
     def sdk_environment(self, cell: Cell, make: MakeEnv) -> Environment:
         return make(NpmPrefix, "sdk", self.sdk_package, cell.sdk_version)
@@ -39,6 +40,8 @@ class CopilotNode(CopilotFamily):
         assert isinstance(sdk, NpmPrefix)
         if cell.probe == "tolerance":
             return run_node_tolerance(hs, cell.mutation, node_sdk(sdk, ctx), cli, runtime, ctx.results, ctx.reaper)
+        if cell.probe == SESSION:
+            return run_node_session(hs, node_sdk(sdk, ctx), cli, runtime, ctx.results, ctx.reaper)
         return run_node_handshake(hs, node_sdk(sdk, ctx), cli, runtime, ctx.reaper)
 
 
@@ -47,5 +50,5 @@ family = CopilotNode(
     description="@github/copilot-sdk (npm) against the @github/copilot CLI (npm)",
     sdk_ecosystem="npm",
     sdk_package="@github/copilot-sdk",
-    probes=("handshake", "tolerance"),
+    probes=("handshake", "session", "tolerance"),
 )

@@ -11,10 +11,11 @@ from matrix.families.copilot.agent_run import node_agent
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
 from matrix.families.copilot.node.sdk import AGENTS, NodeSdk
+from matrix.families.copilot.session.probe import run_session
 from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Row
 
-__all__ = ["run_node_handshake", "run_node_tolerance"]
+__all__ = ["run_node_handshake", "run_node_session", "run_node_tolerance"]
 
 
 def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
@@ -36,3 +37,9 @@ def run_node_tolerance(cell: HandshakeCell, rule: str, sdk: NodeSdk, cli: CliIns
     return run_tolerance(AGENTS / "copilot_node_tolerance.mjs", node_agent(sdk.runtime.node),
                          {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, rule, cli, runtime, results,
                          reaper)
+
+
+def run_node_session(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime, results: Path,
+                     reaper: proc.Reaper | None = None) -> Row:
+    return run_session(AGENTS / "copilot_node_session.mjs", node_agent(sdk.runtime.node),
+                       {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, cli, runtime, results, reaper)

@@ -12,8 +12,9 @@ from matrix.families.base import Context, MakeEnv
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.handshake import HandshakeCell
+from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.python.contract import run_python_contract
-from matrix.families.copilot.python.measure import run_python_handshake, run_python_tolerance
+from matrix.families.copilot.python.measure import run_python_handshake, run_python_session, run_python_tolerance
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotPython", "family"]
@@ -37,6 +38,8 @@ class CopilotPython(CopilotFamily):
             return run_python_contract(hs, sdk, cli, runtime, ctx.reaper)
         if cell.probe == "tolerance":
             return run_python_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+        if cell.probe == SESSION:
+            return run_python_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
         return run_python_handshake(hs, sdk, cli, runtime, ctx.reaper)
 
 
@@ -45,6 +48,6 @@ family = CopilotPython(
     description="github-copilot-sdk (PyPI) against the @github/copilot CLI (npm)",
     sdk_ecosystem="pypi",
     sdk_package="github-copilot-sdk",
-    probes=("handshake", "tolerance", "contract"),
+    probes=("handshake", "session", "tolerance", "contract"),
     preload=("copilot",),
 )

@@ -1,4 +1,4 @@
-"""github-copilot-sdk (PyPI): its handshake and tolerance agents, run in the SDK's uv venv."""
+"""github-copilot-sdk (PyPI): its handshake, session and tolerance agents, run in the SDK's uv venv."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
+from matrix.families.copilot.session.probe import run_session
 from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Row
 
-__all__ = ["AGENTS", "run_python_handshake", "run_python_tolerance"]
+__all__ = ["AGENTS", "run_python_handshake", "run_python_session", "run_python_tolerance"]
 
 AGENTS = Path(__file__).parent / "agents"
 
@@ -31,3 +32,9 @@ def run_python_tolerance(cell: HandshakeCell, rule: str, venv: UvVenv, cli: CliI
                          results: Path, reaper: proc.Reaper | None = None) -> Row:
     return run_tolerance(AGENTS / "copilot_python_tolerance.py", cell.python_agent(venv), {}, cell, rule, cli, runtime,
                          results, reaper)
+
+
+def run_python_session(cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runtime: Runtime, results: Path,
+                       reaper: proc.Reaper | None = None) -> Row:
+    return run_session(AGENTS / "copilot_python_session.py", cell.python_agent(venv), {"no_login": True}, cell, cli,
+                       runtime, results, reaper)

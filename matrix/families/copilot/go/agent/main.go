@@ -4,6 +4,7 @@
 // start / ping / get_status / stop, and prints one report line on stdout.
 //
 // Usage: agent '{"cli_path": P, "step_timeout": 30, "log_level": "error", "no_login": false, "sdk_dir": D}'
+// (a "rule" runs the tolerance probe instead, "probe": "session" the session probe)
 //
 // Only one thing differs at compile time between releases: how the CLI path is given.
 // newOptions() lives in opts_cli_path.go (v0.1.x-v0.3.x: ClientOptions.CLIPath) or in
@@ -38,15 +39,21 @@ const (
 )
 
 type config struct {
-	CLIPath     string  `json:"cli_path"`
-	StepTimeout float64 `json:"step_timeout"`
-	LogLevel    string  `json:"log_level"`
-	NoLogin     bool    `json:"no_login"`
-	SDKDir      string  `json:"sdk_dir"`
-	Rule        string  `json:"rule"`       // set: the tolerance probe (tolerance.go), not the handshake
-	EventWait   float64 `json:"event_wait"` // tolerance: seconds to wait for the canary event
-	DeadCLI     float64 `json:"dead_cli"`   // handshake: see watch.go
-	Leak        float64 `json:"leak"`       // handshake: seconds to wait after Stop() for the CLI to be gone
+	CLIPath     string     `json:"cli_path"`
+	StepTimeout float64    `json:"step_timeout"`
+	LogLevel    string     `json:"log_level"`
+	NoLogin     bool       `json:"no_login"`
+	SDKDir      string     `json:"sdk_dir"`
+	Rule        string     `json:"rule"`         // set: the tolerance probe (tolerance.go), not the handshake
+	EventWait   float64    `json:"event_wait"`   // tolerance: seconds to wait for the canary event
+	DeadCLI     float64    `json:"dead_cli"`     // handshake: see watch.go
+	Leak        float64    `json:"leak"`         // handshake: seconds to wait after Stop() for the CLI to be gone
+	Probe       string     `json:"probe"`        // "session": the session probe (session.go)
+	ModelURL    string     `json:"model_url"`    // session: the model stand-in's base URL
+	Model       string     `json:"model"`        // session: the model the session asks for
+	Tool        string     `json:"tool"`         // session: the application's tool's name
+	Turns       [][]string `json:"turns"`        // session: [name, prompt] of each scripted turn
+	TurnTimeout float64    `json:"turn_timeout"` // session: seconds a turn may take to reach idle
 }
 
 type errInfo struct {
@@ -435,6 +442,10 @@ func run() {
 
 	if cfg.Rule != "" {
 		tolerance(client, cfg, timeout)
+		return
+	}
+	if cfg.Probe == "session" {
+		sessionProbe(client, cfg, timeout)
 		return
 	}
 	startM, _ := method(client, "Start")

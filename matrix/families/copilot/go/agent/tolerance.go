@@ -55,37 +55,31 @@ func describeEvent(ev any) map[string]any {
 	return d
 }
 
-// approveAll builds this version's permission handler: a function of the field's type whose
-// result has Kind "approved" (the wire value every version knows).
-func approveAll(t reflect.Type) reflect.Value {
-	return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
-		out := make([]reflect.Value, t.NumOut())
-		for i := range out {
-			out[i] = reflect.Zero(t.Out(i))
-			if rt := t.Out(i); rt.Kind() == reflect.Struct {
-				res := reflect.New(rt).Elem()
-				if f := res.FieldByName("Kind"); f.IsValid() && f.Kind() == reflect.String {
-					f.SetString("approved")
-				}
-				out[i] = res
-			}
-		}
-		return out
-	})
+// approveAll fills a SessionConfig for the tolerance probe: every permission approved.
+func approveAll(cfg reflect.Value) {
+	if f := cfg.Elem().FieldByName("OnPermissionRequest"); f.IsValid() && f.Kind() == reflect.Func {
+		f.Set((&conversation{allow: true}).permissionHandler(f.Type()))
+	}
 }
 
-func openSession(client *copilot.Client, ctx context.Context, handler func(any)) (any, error) {
+// createSession calls CreateSession(config) or CreateSession(ctx, config) with this
+// version's SessionConfig, as fill sets it, and hands every event to handler: Session.On
+// once the session exists, unless fill registered it as the config's OnEvent (v0.2.0+:
+// registered before the session's first event).
+func createSession(client *copilot.Client, ctx context.Context, fill func(reflect.Value), handler func(any)) (any, error) {
 	m, sig := method(client, "CreateSession")
 	if sig == "" {
 		return nil, fmt.Errorf("agent: this version has no CreateSession")
 	}
+	early := "" // the handler's type, when fill registered it before the session exists
 	args, bad, _ := arguments(m.Type(), ctx, func(in reflect.Type) (reflect.Value, bool) {
 		if in.Kind() != reflect.Pointer || in.Elem().Kind() != reflect.Struct {
 			return reflect.Value{}, false
 		}
 		cfg := reflect.New(in.Elem())
-		if f := cfg.Elem().FieldByName("OnPermissionRequest"); f.IsValid() && f.Kind() == reflect.Func {
-			f.Set(approveAll(f.Type()))
+		fill(cfg)
+		if f := cfg.Elem().FieldByName("OnEvent"); f.IsValid() && f.Kind() == reflect.Func && !f.IsNil() {
+			early = f.Type().String()
 		}
 		return cfg, true
 	})
@@ -97,21 +91,30 @@ func openSession(client *copilot.Client, ctx context.Context, handler func(any))
 		return nil, err
 	}
 	session := outs[0]
+	if early != "" {
+		report["api"].(map[string]any)["session"] = fmt.Sprintf("CreateSession %s with OnEvent(%s)", sig, early)
+		return session.Interface(), nil
+	}
 	on := session.MethodByName("On")
 	if !on.IsValid() {
 		return nil, fmt.Errorf("agent: Session has no On")
 	}
 	ht := on.Type().In(0)
-	on.Call([]reflect.Value{reflect.MakeFunc(ht, func(a []reflect.Value) []reflect.Value {
+	on.Call([]reflect.Value{eventHandler(ht, handler)})
+	report["api"].(map[string]any)["session"] = fmt.Sprintf("CreateSession %s + Session.On(%s)", sig, ht)
+	return session.Interface(), nil
+}
+
+// eventHandler is a function of this version's event handler type ht that hands each event to handler.
+func eventHandler(ht reflect.Type, handler func(any)) reflect.Value {
+	return reflect.MakeFunc(ht, func(a []reflect.Value) []reflect.Value {
 		handler(a[0].Interface())
 		out := make([]reflect.Value, ht.NumOut())
 		for i := range out {
 			out[i] = reflect.Zero(ht.Out(i))
 		}
 		return out
-	})})
-	report["api"].(map[string]any)["session"] = fmt.Sprintf("CreateSession %s + Session.On(%s)", sig, ht)
-	return session.Interface(), nil
+	})
 }
 
 func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
@@ -149,7 +152,7 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 	var mu sync.Mutex
 	var events []any
 	res, ok := call("create_session", timeout, func(ctx context.Context) (any, error) {
-		return openSession(client, ctx, func(ev any) { mu.Lock(); events = append(events, ev); mu.Unlock() })
+		return createSession(client, ctx, approveAll, func(ev any) { mu.Lock(); events = append(events, ev); mu.Unlock() })
 	})
 	if !ok {
 		return
@@ -210,12 +213,7 @@ func closeSession(session reflect.Value, timeout time.Duration) {
 // does (GetEvents(ctx) from v1.0.0-beta.8, GetMessages(ctx) from v0.1.21, GetMessages() before),
 // and describes what it was handed.
 func readHistory(session reflect.Value, observed map[string]any, timeout time.Duration) {
-	name := "GetEvents"
-	m := session.MethodByName(name)
-	if !m.IsValid() {
-		name = "GetMessages"
-		m = session.MethodByName(name)
-	}
+	m, name := historyMethod(session)
 	if !m.IsValid() {
 		report["not_applicable"] = "this version cannot read a session's events back"
 		return
@@ -245,4 +243,15 @@ func readHistory(session reflect.Value, observed map[string]any, timeout time.Du
 		described = described[len(described)-20:]
 	}
 	observed["events"] = described
+}
+
+// historyMethod: GetEvents(ctx) from v1.0.0-beta.8, GetMessages(ctx) from v0.1.21,
+// GetMessages() before; invalid when the version has none.
+func historyMethod(session reflect.Value) (reflect.Value, string) {
+	for _, name := range []string{"GetEvents", "GetMessages"} {
+		if m := session.MethodByName(name); m.IsValid() {
+			return m, name
+		}
+	}
+	return reflect.Value{}, ""
 }

@@ -1,0 +1,53 @@
+"""A pair works only where its session works too (where one was measured): ranges, pins and
+can-i-ship read the session cell of each pair, and can-i-ship says which step failed."""
+
+from __future__ import annotations
+
+from matrix.answers.analysis import caveat_ranges, rows_of, working_ranges
+from matrix.answers.ship import can_i_ship
+from matrix.families.registry import cells_frame
+from tests.conftest import make_row
+
+CLIS = ["1.0.1", "1.0.2", "1.0.3", "1.0.4"]
+
+
+def frame(sessions: dict[str, tuple[str, str | None, str | None]]):  # type: ignore[no-untyped-def]
+    """Handshakes of SDK 1.0.0 with every CLI, all compatible; ``sessions``: cli -> (outcome,
+    error type, error message) of its session cell."""
+    rows = [make_row("1.0.0", c, "compatible", protocol=3, harness_version="5") for c in CLIS]
+    rows += [make_row("1.0.0", c, outcome, probe="session", error_type=etype, error_message=msg)
+             for c, (outcome, etype, msg) in sessions.items()]
+    return cells_frame(rows)
+
+
+def spans(ranges):  # type: ignore[no-untyped-def]
+    return [(r.first, r.last) for r in ranges]
+
+
+def test_a_pair_whose_session_fails_is_no_longer_in_the_working_range() -> None:
+    f = rows_of(frame({"1.0.2": ("crashed", "ValueError", "tool: 'x' is not a valid SessionEventType"),
+                       "1.0.3": ("surfaced", "UnknownEvent", "delivered as the SDK's unknown event: model.x")}))
+    # 1.0.1 and 1.0.4: no session measured (the handshake's verdict stands); 1.0.3: surfaced works.
+    assert spans(working_ranges(f, "copilot-python", sdk="1.0.0")) == [("1.0.1", "1.0.1"), ("1.0.3", "1.0.4")]
+
+
+def test_a_session_that_left_the_cli_running_is_the_caveat() -> None:
+    f = rows_of(frame({"1.0.2": ("degraded", "LeftRunning", "left node copilot running after stop()")}))
+    assert spans(working_ranges(f, "copilot-python", sdk="1.0.0")) == [("1.0.1", "1.0.1"), ("1.0.3", "1.0.4")]
+    assert spans(caveat_ranges(f, "copilot-python", sdk="1.0.0")) == [("1.0.2", "1.0.2")]
+
+
+def test_can_i_ship_says_no_and_which_step_of_the_session_failed() -> None:
+    f = frame({"1.0.2": ("hang", "TimeoutError", "tool: turn:tool did not settle within 35s (harness deadline)")})
+    decision = can_i_ship(f, "copilot-python", sdk="1.0.0", against="all")
+    assert decision.answer == "no"
+    judged = {c.cli_version: c for c in decision.cells}
+    assert judged["1.0.2"].verdict == "no" and "session hang: tool:" in judged["1.0.2"].reason
+    assert judged["1.0.1"].verdict == "yes"
+
+
+def test_a_session_that_measured_nothing_leaves_the_handshakes_verdict() -> None:
+    f = rows_of(frame({"1.0.2": ("infra-error", "InfraError", "the model stand-in could not listen"),
+                       "1.0.3": ("not-applicable", "NoLocalRoute", "no model call reached the stand-in"),
+                       "1.0.4": ("lost", "EventLost", "the CLI sent session.start, which never reached it")}))
+    assert spans(working_ranges(f, "copilot-python", sdk="1.0.0")) == [("1.0.1", "1.0.3")]
