@@ -181,7 +181,10 @@ def sdk_release(data: SiteView, family: str, sdk: str) -> SdkRelease:
     hs = rows[rows["probe"] == fam.pair_probe].reindex(columns=[*rows.columns, *(
         c for c in ("message_names_versions", "message_actionable") if c not in rows.columns)])
     failed = hs[hs["message_names_versions"].map(lambda v: isinstance(v, bool)).astype(bool)]
-    others = rows[rows["probe"] != fam.pair_probe].sort_values(["probe", "mutation"])
+    # v1's checks are per SDK release; a probe that refines the pair cells (a session per pair)
+    # is in its working ranges, and in no list of v1 (its cells would need a key v1 does not have).
+    others = rows[(rows["probe"] != fam.pair_probe) & ~rows["probe"].isin(fam.refined_by)].sort_values(
+        ["probe", "mutation"])
     return SdkRelease(
         family=family, package=fam.sdk_package, version=sdk,
         released=data.releases.get(family, {}).get("sdk", {}).get(sdk), other_package=fam.cli_package,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from matrix.answers.analysis import caveat_ranges, rows_of, working_ranges
 from matrix.answers.ship import can_i_ship
 from matrix.families.registry import cells_frame
+from matrix.site.api import sdk_release
+from matrix.site.sitedata import site_view
 from tests.conftest import make_row
 
 CLIS = ["1.0.1", "1.0.2", "1.0.3", "1.0.4"]
@@ -51,3 +53,10 @@ def test_a_session_that_measured_nothing_leaves_the_handshakes_verdict() -> None
                        "1.0.3": ("not-applicable", "NoLocalRoute", "no model call reached the stand-in"),
                        "1.0.4": ("lost", "EventLost", "the CLI sent session.start, which never reached it")}))
     assert spans(working_ranges(f, "copilot-python", sdk="1.0.0")) == [("1.0.1", "1.0.3")]
+
+
+def test_api_v1_has_the_session_in_its_working_ranges_and_in_no_list_of_its_own() -> None:
+    f = frame({"1.0.2": ("crashed", "ValueError", "tool: 'x' is not a valid SessionEventType")})
+    doc = sdk_release(site_view(f), "copilot-python", "1.0.0")
+    assert [(s.first, s.last) for s in doc.works_with_spans] == [("1.0.1", "1.0.1"), ("1.0.3", "1.0.4")]
+    assert doc.tolerance == [] and [c.other for c in doc.cells] == CLIS  # v1's shape: handshake cells only
