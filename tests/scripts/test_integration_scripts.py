@@ -17,7 +17,7 @@ from tests.conftest import ROOT, make_row
 pytestmark = pytest.mark.integration
 
 SCRIPTS = ROOT / "scripts"
-SMOKED = {"bench_cell.py", "bench_history.py", "cpu_split.py", "snapshot_pages.py", "timings.py"}
+SMOKED = {"bench_cell.py", "bench_history.py", "bench_session.py", "cpu_split.py", "snapshot_pages.py", "timings.py"}
 
 
 def script(name: str, *args: str, timeout: float = 1200, env: dict[str, str] | None = None) -> str:
@@ -45,6 +45,11 @@ def small_results(tmp: Path) -> Path:
 def test_bench_cell_times_a_real_cell_against_a_raw_client() -> None:
     out = script("bench_cell.py", "--sdk", "1.0.27", "--cli", "1.0.102", "--repeat", "1")
     assert "ratio harness / raw:" in out and "raw start + ping + exit" in out
+
+
+def test_bench_session_times_a_real_session_against_a_raw_conversation() -> None:
+    out = script("bench_session.py", "--sdk", "1.0.27", "--cli", "1.0.102", "--repeat", "1")
+    assert "ratio harness / raw:" in out and "raw conversation (minimal JSON-RPC client)" in out
 
 
 def test_bench_history_runs_a_tiny_history_and_everything_after_it(tmp_path: Path) -> None:
