@@ -30,6 +30,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                       protocol=3 if outcome == "compatible" else None))
     for rule, outcome in (("event.unknown-type", "surfaced"), ("result.extra-field", "lost")):
         store.append(make_row("1.0.1", "1.0.60", outcome, probe="tolerance", mutation=rule))
+    # A session on a pair that connected: the session grid, the events page, the release pages' sessions.
+    store.append(make_row("1.0.0", "1.0.60", "surfaced", probe="session", route="provider", asked=["shell"],
+                          events={"session.idle": "typed", "model.call_start": "unknown"},
+                          turns=[{"name": "reply", "ok": True, "seconds": 0.4, "held": True, "why": ""}]))
     store.append(make_row("0.6.1", "stand-in-1", "surfaced", family="cosmo-python", probe="tolerance",
                           mutation="frame.unknown-type"))
     build_site(site_root(tmp / "repo"), tmp / "results", tmp / "out", tmp / "cache")
