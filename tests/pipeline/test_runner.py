@@ -50,6 +50,9 @@ def test_a_rules_change_makes_stale_only_the_cells_it_can_alter() -> None:
                     node_runtime="node24", detail={"runtime_failures": {"node20": "exit 1", "node24": "exit 1"}})
     alive = dead.updated(detail={"runtime_failures": {"node20": "exit 1"}})
     assert is_stale(dead) and not is_stale(alive)
+    # Session rules 5: the Node agent subscribes with onEvent; Python's sessions stand as measured.
+    node = make_row("1", "1.0.102", "crashed", family="copilot-node", probe="session", harness_version="4")
+    assert is_stale(node) and not is_stale(node.updated(family="copilot-python"))
 
 
 def test_a_release_the_registry_refused_a_week_ago_is_asked_for_again() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from matrix.families.copilot.payload import CONNECTED, HANDSHAKE
+from matrix.families.copilot.payload import CONNECTED, HANDSHAKE, SESSION
 from matrix.families.rules import Rules
 from matrix.model import value_of
 
@@ -23,6 +23,13 @@ def _stop_or_dead_cli(row: Any) -> bool:
         isinstance(failed, Mapping) and value_of(row, "node_runtime") in failed)
 
 
+def _node_session(row: Any) -> bool:
+    """Session rules 5 measure again the Node sessions: its agent now registers the handler with
+    ``onEvent`` where the release declares it (before, the session's first events were missed
+    by the agent's late subscription, not by the SDK)."""
+    return bool(value_of(row, "family", "") == "copilot-node")
+
+
 COPILOT_RULES = Rules(
     versions={
         # 5: a connected handshake's stop() measured several times, its verdict the worst seen.
@@ -30,6 +37,8 @@ COPILOT_RULES = Rules(
         # 5: each rule judged only where the same steps unmutated (its control) pass; a history
         # call that raises is fatal.
         "tolerance": "5",
+        # 5: the Node agent subscribes as early as the release lets an application.
+        SESSION: "5",
     },
-    touches={(HANDSHAKE, 5): _stop_or_dead_cli},
+    touches={(HANDSHAKE, 5): _stop_or_dead_cli, (SESSION, 5): _node_session},
 )

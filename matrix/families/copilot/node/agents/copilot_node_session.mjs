@@ -20,7 +20,7 @@ const TURN_MS = Number(cfg.turn_timeout ?? 30) * 1000;
 // The event types the release declares (its type declarations: `type: "session.idle"`).
 // JavaScript keeps the wire's type as the event's type, so an event the release has no type for
 // is still handed over as is: it reaches the application as an unknown it can read raw.
-function declaredTypes() {
+function declarations() {
   const texts = [];
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -30,9 +30,14 @@ function declaredTypes() {
     }
   };
   try { walk(join(cfg.sdk_dir, "dist")); } catch { return null; }
-  return new Set([...texts.join("\n").matchAll(/type:\s*"([a-z_]+(?:\.[a-z_]+)+)"/g)].map((m) => m[1]));
+  return texts.join("\n");
 }
-const KNOWN = declaredTypes();
+const DECLARED = declarations();
+const KNOWN = DECLARED === null ? null
+  : new Set([...DECLARED.matchAll(/type:\s*"([a-z_]+(?:\.[a-z_]+)+)"/g)].map((m) => m[1]));
+// Where the release's SessionConfig declares `onEvent`, the handler is registered before the
+// session's first event (as its docs advise); subscribing once createSession returned misses them.
+const EARLY = DECLARED !== null && /\bonEvent\?:\s*SessionEventHandler/.test(DECLARED);
 const describe = (e) => ({ type: String(e?.type), raw_type: typeof e?.type === "string" ? e.type : null,
                            unknown: KNOWN !== null && !KNOWN.has(String(e?.type)),
                            data_class: e?.data?.constructor?.name ?? typeof e?.data });
@@ -116,10 +121,12 @@ async function main() {
     const config = { model: cfg.model, tools: [makeTool(sdk, ran)], onPermissionRequest: perm.handler,
                      provider: { type: "openai", baseUrl: `${cfg.model_url}/v1`, apiKey: "compat-matrix",
                                  wireApi: "completions" } };
-    report.api.session = "createSession({model, provider, tools, onPermissionRequest}) + session.on(handler)";
+    if (EARLY) config.onEvent = (e) => events.push(e);
+    report.api.session = EARLY ? "createSession({model, provider, tools, onPermissionRequest, onEvent})"
+      : "createSession({model, provider, tools, onPermissionRequest}) + session.on(handler)";
     const session = await step("create_session", async () => {
       const s = await client.createSession(config);
-      s.on((e) => events.push(e));
+      if (!EARLY) s.on((e) => events.push(e));
       return s;
     });
     if (!session) return;
