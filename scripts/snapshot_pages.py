@@ -2,7 +2,7 @@
 so a restructuring of the page code can be shown to change no page: snapshot before, snapshot
 after, ``diff -r``. Pictures and the data twin are left out (they do not come from page code).
 
-    python scripts/snapshot_pages.py --data data OUT_DIR
+    python scripts/snapshot_pages.py --data data OUT_DIR      (--data "": no committed history)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from matrix.store.dataset import Sources
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("data"))
+    parser.add_argument("--data", default="data", help='the committed history ("": none)')
     parser.add_argument("--results", type=Path, default=Path("/nonexistent-results"))
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
@@ -29,7 +29,7 @@ def main() -> None:
     build._start_pictures = lambda frame, assets, pool: []  # type: ignore[assignment]
     build._data_twin = lambda frame, out, generated_at, inputs: None  # type: ignore[assignment]
     t0 = time.monotonic()
-    pages, _ = build._generate(Sources(args.results, args.data), args.out)
+    pages, _ = build._generate(Sources(args.results, Path(args.data) if args.data else None), args.out)
     print(f"{pages} pages written to {args.out} in {time.monotonic() - t0:.1f} s")
 
 

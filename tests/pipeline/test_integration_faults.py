@@ -75,8 +75,9 @@ def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: 
 def test_sigint_mid_cell_leaves_no_process(tmp_path: Path) -> None:
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
-    # --data: the repository's committed history has this cell; it must be measured here.
-    victim = run(["--config", str(config), "--results", str(tmp_path / "r"), "--data", str(tmp_path / "no-data")])
+    # The committed history has this cell; COMPAT_MATRIX_DATA="" reads none, so it is measured here.
+    victim = run(["--config", str(config), "--results", str(tmp_path / "r")],
+                 env={**os.environ, "COMPAT_MATRIX_DATA": ""})
     try:
         deadline = time.monotonic() + 120
         while not marked() and time.monotonic() < deadline:

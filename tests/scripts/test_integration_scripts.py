@@ -72,7 +72,7 @@ def test_cpu_split_sorts_a_command_s_cpu_by_kind(tmp_path: Path) -> None:
 
 def test_snapshot_pages_writes_every_generated_page(tmp_path: Path) -> None:
     results = small_results(tmp_path)
-    out = script("snapshot_pages.py", "--data", str(tmp_path / "no-data"), "--results", str(results),
+    out = script("snapshot_pages.py", "--data", "", "--results", str(results),
                  str(tmp_path / "snap"), timeout=600)
     assert "pages written to" in out
     page = (tmp_path / "snap" / "matrix" / "copilot-python.md").read_text()

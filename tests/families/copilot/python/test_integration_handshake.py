@@ -101,10 +101,11 @@ def test_sigterm_mid_cell_leaves_no_process_and_keeps_rows(tmp_path: Path) -> No
 
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
-    # --data: the repository's committed history has this cell; it must be measured here.
+    # The committed history has this cell; COMPAT_MATRIX_DATA="" reads none, so it is measured here.
     proc = subprocess.Popen([sys.executable, "-m", "matrix.commands.cli", "run", "--config", str(config),
-                             "--results", str(tmp_path / "r"), "--data", str(tmp_path / "no-data")],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                             "--results", str(tmp_path / "r")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, "COMPAT_MATRIX_DATA": ""})
     try:
         deadline = time.monotonic() + 120
         while not marked() and time.monotonic() < deadline:
