@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -31,7 +32,7 @@ from matrix.markup import badge_path, yes_no
 from matrix.model import GOOD_OUTCOMES, NOT_A_VERDICT, Outcome
 from matrix.versions import sort_by_version, sorted_versions
 
-__all__ = ["SCHEMAS", "write_api"]
+__all__ = ["SCHEMAS", "Documents", "index_of", "publish_schemas", "remove_unwritten", "write_api"]
 
 SCHEMA_DIR = Path(__file__).parent / "api_schema" / "v1"
 _GOOD = GOOD_OUTCOMES
@@ -257,10 +258,8 @@ def _put(path: Path, doc: BaseModel | dict[str, object], written: set[Path]) -> 
     written.add(path)
 
 
-def write_api(data: SiteView, docs: Path) -> list[Path]:
-    """Every API document and badge under ``docs/api/v1``; documents of releases no longer
-    measured are removed."""
-    root, written = docs / "api" / "v1", set[Path]()
+def index_of(data: SiteView) -> Index:
+    """Every measured family, its packages and the releases of each side the API has a document of."""
     families = []
     for family in sorted(data.frame["family"].unique()):
         fam = FAMILIES.get(family)
@@ -276,21 +275,51 @@ def write_api(data: SiteView, docs: Path) -> list[Path]:
                      releases=[Release(version=v, released=dates.get("sdk", {}).get(v)) for v in sdks]),
             other=Side(package=fam.cli_package, ecosystem=None if fam.standin else fam.cli_ecosystem,
                        releases=[Release(version=v, released=dates.get("cli", {}).get(v)) for v in clis])))
-        for sdk in sdks:
-            doc = sdk_release(data, family, sdk)
-            _put(root / family / "sdk" / f"{sdk}.json", doc, written)
-            _put(docs / badge_path(family, "sdk", sdk), sdk_badge(doc), written)
-        for cli in clis:
-            cdoc = cli_release(data, family, cli)
-            _put(root / family / "cli" / f"{cli}.json", cdoc, written)
-            _put(docs / badge_path(family, "cli", cli), cli_badge(cdoc), written)
-    _put(root / "index.json", Index(generated_at=data.generated_at, families=families), written)
-    for name in SCHEMAS:
+    return Index(generated_at=data.generated_at, families=families)
+
+
+@dataclass
+class Documents:
+    """The release documents of one build, by (family, version): a later API version reads its
+    ranges from them rather than asking them again."""
+
+    sdk: dict[tuple[str, str], SdkRelease] = field(default_factory=dict)
+    cli: dict[tuple[str, str], CliRelease] = field(default_factory=dict)
+
+
+def publish_schemas(schemas: dict[str, type[BaseModel]], committed: Path, root: Path, written: set[Path]) -> None:
+    """The committed schemas beside the documents they describe."""
+    for name in schemas:
         target = root / "schema" / f"{name}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SCHEMA_DIR / f"{name}.json", target)
+        shutil.copyfile(committed / f"{name}.json", target)
         written.add(target)
+
+
+def remove_unwritten(root: Path, written: set[Path]) -> None:
+    """Documents of releases no longer measured."""
     for stale in root.rglob("*.json"):
         if stale not in written:
             stale.unlink()
+
+
+def write_api(data: SiteView, docs: Path, index: Index | None = None, made: Documents | None = None) -> list[Path]:
+    """Every API document and badge under ``docs/api/v1`` (of the releases ``index`` lists; each
+    release document is kept in ``made``); documents of releases no longer measured are removed."""
+    root, written = docs / "api" / "v1", set[Path]()
+    index = index or index_of(data)
+    made = made if made is not None else Documents()
+    for entry in index.families:
+        family = entry.name
+        for sdk in (r.version for r in entry.sdk.releases):
+            doc = made.sdk[(family, sdk)] = sdk_release(data, family, sdk)
+            _put(root / family / "sdk" / f"{sdk}.json", doc, written)
+            _put(docs / badge_path(family, "sdk", sdk), sdk_badge(doc), written)
+        for cli in (r.version for r in entry.other.releases):
+            cdoc = made.cli[(family, cli)] = cli_release(data, family, cli)
+            _put(root / family / "cli" / f"{cli}.json", cdoc, written)
+            _put(docs / badge_path(family, "cli", cli), cli_badge(cdoc), written)
+    _put(root / "index.json", index, written)
+    publish_schemas(SCHEMAS, SCHEMA_DIR, root, written)
+    remove_unwritten(root, written)
     return sorted(written)

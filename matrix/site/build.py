@@ -30,7 +30,8 @@ from matrix.execute import proc
 from matrix.execute.storage import writing
 from matrix.families.base import Picture, SiteView
 from matrix.families.registry import FAMILIES, cells_frame, open_sources
-from matrix.site.api import write_api
+from matrix.site.api import Documents, index_of, write_api
+from matrix.site.api_v2 import write_api_v2
 from matrix.site.changes_page import changes_page
 from matrix.site.feed import feed_xml
 from matrix.site.heatmap import labelled, marks_of, save_compare, save_heatmap
@@ -206,7 +207,10 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
                           ("feed.xml", feed_xml(entries, generated_at, published))):
             write(docs / rel, text)
             pages.append(docs / rel)
-        write_api(view, docs)
+        index = index_of(view)
+        v1_docs = Documents()
+        write_api(view, docs, index, v1_docs)
+        write_api_v2(view, docs, index, v1_docs)
         _data_twin(frame, docs / "data", generated_at, sources.inputs())
         _finish_pictures(drawing, view, docs / "assets")
         return len(pages), warnings

@@ -17,7 +17,9 @@ from tests.conftest import ROOT, make_row
 pytestmark = pytest.mark.integration
 
 SCRIPTS = ROOT / "scripts"
-SMOKED = {"bench_cell.py", "bench_history.py", "bench_session.py", "cpu_split.py", "snapshot_pages.py", "timings.py"}
+# session_report.py installs nothing: its run is a unit test (tests/scripts/test_session_report.py).
+SMOKED = {"bench_cell.py", "bench_history.py", "bench_session.py", "cpu_split.py", "session_report.py",
+          "snapshot_pages.py", "timings.py"}
 
 
 def script(name: str, *args: str, timeout: float = 1200, env: dict[str, str] | None = None) -> str:

@@ -12,7 +12,8 @@ import pytest
 
 from matrix.answers.changes import notes_of
 from matrix.families.base import SiteView
-from matrix.site.api import SCHEMA_DIR, SCHEMAS, write_api
+from matrix.site import api_v2
+from matrix.site.api import SCHEMA_DIR, SCHEMAS, Documents, index_of, write_api
 from matrix.site.changes_page import changes_page
 from matrix.site.feed import feed_xml
 from matrix.site.sitedata import site_view
@@ -96,11 +97,32 @@ def test_a_document_that_does_not_fit_is_refused_by_the_schema() -> None:
         jsonschema.validate({"schemaVersion": 1, "label": "x", "message": "y"}, schema)
 
 
-@pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_v1_does_not_change_shape(name: str) -> None:
-    """A model that no longer yields its committed schema would break consumers of v1: a new
-    shape is a new version (api/v2), with v1 kept."""
-    assert SCHEMAS[name].model_json_schema() == json.loads((SCHEMA_DIR / f"{name}.json").read_text())
+@pytest.mark.parametrize(("version", "name"), [*(("v1", n) for n in sorted(SCHEMAS)),
+                                                *(("v2", n) for n in sorted(api_v2.SCHEMAS))])
+def test_a_version_does_not_change_shape(version: str, name: str) -> None:
+    """A model that no longer yields its committed schema would break consumers of its version:
+    a new shape is a new version, with the old one kept."""
+    schemas, folder = (SCHEMAS, SCHEMA_DIR) if version == "v1" else (api_v2.SCHEMAS, api_v2.SCHEMA_DIR)
+    assert schemas[name].model_json_schema() == json.loads((folder / f"{name}.json").read_text())
+
+
+def test_every_v2_document_fits_its_committed_schema_and_lists_what_v1_does(tmp_path: Path,
+                                                                           site_data: SiteView) -> None:
+    index = index_of(site_data)
+    made = Documents()
+    v1_docs = {p.relative_to(tmp_path / "api" / "v1") for p in write_api(site_data, tmp_path, index, made)}
+    written = api_v2.write_api_v2(site_data, tmp_path, index, made)
+    root = tmp_path / "api" / "v2"
+    releases = {p.relative_to(root) for p in written if "schema" not in p.parts}
+    assert releases == {p for p in v1_docs if "badge" not in p.parts and "schema" not in p.parts}
+    for path in written:
+        kind = "index" if path.name == "index.json" else f"{path.parent.name}-release"
+        if "schema" not in path.parts:
+            schema = json.loads((root / "schema" / f"{kind}.json").read_text())
+            jsonschema.validate(json.loads(path.read_text()), schema)
+    sdk = json.loads((root / "copilot-python" / "sdk" / "1.0.2.json").read_text())
+    assert sdk["api"] == "v2" and [c["works_with_caveat"] for c in sdk["cells"]] == [True, False]
+    assert (root / "schema" / "payload" / "copilot-python" / "handshake.json").exists()
 
 
 def test_stale_documents_are_removed(tmp_path: Path, site_data: SiteView) -> None:
