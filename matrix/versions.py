@@ -2,8 +2,10 @@
 
 Selectors (a list, applied in order, unioned; then ``exclude`` removes):
 ``"1.0.2"`` one exact released version, ``"latest:N"`` the newest N, ``"all"``,
-a range in PEP 440 syntax such as ``">=0.1.10,<1.1"``, and ``"every:N"``: every Nth
-release of the whole history, oldest and newest always included (a cheap way to span it).
+a range in PEP 440 syntax such as ``">=0.1.10,<1.1"``, ``"every:N"``: every Nth
+release of the whole history, oldest and newest always included (a cheap way to span it), and
+``"preview"``: the pre-releases newer than the newest release (what a user on the preview
+channel runs; older pre-releases were superseded by a release).
 """
 
 from __future__ import annotations
@@ -21,14 +23,16 @@ from pydantic.dataclasses import dataclass
 
 from matrix.errors import ConfigError, UnknownVersionError
 
-__all__ = ["Release", "VersionKey", "apply_selection", "check_selector", "is_prerelease", "pep440_key",
+__all__ = ["PREVIEW", "Release", "VersionKey", "apply_selection", "check_selector", "is_prerelease", "pep440_key",
+           "preview",
            "semver_is_prerelease", "semver_key", "sort_by_version", "sort_key", "sorted_versions"]
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 _LATEST = re.compile(r"^latest:(\d+)$")
 _EVERY = re.compile(r"^every:(\d+)$")
+PREVIEW = "preview"
 SELECTOR_HELP = (
-    'use an exact version ("1.0.2"), "latest:N", "every:N", "all", '
+    'use an exact version ("1.0.2"), "latest:N", "every:N", "all", "preview", '
     'or a range such as ">=0.1.10,<1.1"'
 )
 
@@ -146,7 +150,7 @@ def _in_range(version: str, spec: SpecifierSet) -> bool:
 
 def check_selector(selector: str, where: str) -> None:
     """Reject a malformed selector at config-load time, before any network."""
-    if selector == "all" or _LATEST.match(selector) or _EVERY.match(selector):
+    if selector in ("all", PREVIEW) or _LATEST.match(selector) or _EVERY.match(selector):
         if (m := _LATEST.match(selector) or _EVERY.match(selector)) and int(m.group(1)) < 1:
             raise ConfigError(where, f"selector {selector!r} selects nothing", SELECTOR_HELP)
         return
@@ -201,6 +205,9 @@ def apply_selection(
     known = [r.version for r in every]
     chosen: set[str] = set()
     for sel in select:
+        if sel == PREVIEW:
+            chosen.update(preview(every, key))
+            continue
         if sel in known and sel not in pool:
             chosen.add(sel)  # explicitly named prerelease/yanked version
             continue
@@ -208,6 +215,14 @@ def apply_selection(
     for sel in exclude:
         chosen.difference_update(_one(sel, known, package))
     return sorted(chosen, key=key)
+
+
+def preview(releases: list[Release], key: Callable[[str], Any] = sort_key) -> list[str]:
+    """The pre-releases (not yanked) newer than the newest release that is not one."""
+    stable = [key(r.version) for r in releases if not r.prerelease and not r.yanked]
+    newest = max(stable) if stable else None
+    return [r.version for r in releases
+            if r.prerelease and not r.yanked and (newest is None or key(r.version) > newest)]
 
 
 def sorted_versions(values: pd.Series | list[str]) -> list[str]:

@@ -58,3 +58,13 @@ def test_unknown_version_names_it_and_the_newest() -> None:
 def test_bad_selectors_rejected(bad: str) -> None:
     with pytest.raises(ConfigError):
         check_selector(bad, "here")
+
+
+def test_preview_is_the_prereleases_newer_than_the_newest_release() -> None:
+    crate = [Release(v, None, is_prerelease(v)) for v in
+             ["1.0.0-beta.4", "1.0.0", "1.0.28", "1.0.27-unstable.4.g1", "1.0.29-preview.2", "1.0.29-preview.4"]]
+    assert sel(["all", "preview"], releases=crate) == ["1.0.0", "1.0.28", "1.0.29-preview.2", "1.0.29-preview.4"]
+    yanked = [*crate, Release("1.0.30-beta.1", None, True, yanked=True)]
+    assert sel(["preview"], releases=yanked) == ["1.0.29-preview.2", "1.0.29-preview.4"]
+    assert sel(["preview"], releases=NPM) == []  # 1.0.89-0 came before a release
+    check_selector("preview", "here")

@@ -7,27 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from matrix.execute import proc
-from matrix.families.copilot.agent_run import AgentCommand, AgentRun
+from matrix.families.copilot.agent_run import AgentCommand
 from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.compiled import compile_error_row as compiled_error_row
 from matrix.families.copilot.go.environment import GoAgent
-from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
+from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.session.probe import run_session
 from matrix.families.copilot.tolerance import run_tolerance
-from matrix.model import Outcome, Row
-from matrix.probes.report import ErrorInfo
-from matrix.probes.verdict import Verdict
+from matrix.model import Row
 
 __all__ = ["compile_error_row", "run_go_handshake", "run_go_session", "run_go_tolerance"]
 
 
 def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: GoAgent, cli: CliInstall,
                       runtime: Runtime) -> Row:
-    """The agent does not compile against this version: the compiler's words are the verdict."""
-    errors = agent.build_errors or ""
-    run = AgentRun(None, proc.Result((str(agent.binary),), 1, "", errors, 0.0, 0.0, False), [], [])
-    verdict = Verdict(Outcome.CRASHED, ErrorInfo("CompileError", errors[-1500:]), {"phase": "build"})
-    return build_row(cell, probe, mutation, run, verdict, runtime, cli)
+    return compiled_error_row(cell, probe, mutation, agent.build_errors or "", agent.binary, cli, runtime)
 
 
 def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runtime: Runtime,

@@ -1,0 +1,157 @@
+"""A copilot-rust release's environment: the Rust agent built against exactly that version of
+the crate (``=X.Y.Z``), through cargo's configured registry, into one target directory shared by
+every release (the dependencies they have in common are compiled once).
+
+The crate's default feature ``bundled-cli`` embeds a CLI its build script downloads (not from a
+registry: it fails here); the agent is built without it and with the crate's switch
+``COPILOT_SKIP_CLI_DOWNLOAD`` set, with ``runtime`` where the release has that feature (from 1.0.16 on
+``Client::start`` needs it), and is given the CLI by explicit path, as a user who pins a CLI is.
+Which features a release has is found by building: a release that does not know ``runtime`` is
+built without it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from matrix.errors import InfraError, UninstallableError
+from matrix.execute import proc
+from matrix.execute.environment import NO_SPACE, Environment, last_error_line, tool_version
+from matrix.families.copilot.rust.cargotool import cargo_command
+
+__all__ = ["RUST_BUILD_ERRORS", "RustAgent"]
+
+CRATE = "github-copilot-sdk"
+RUST_AGENT_SOURCE = Path(__file__).parent / "agent"
+RUST_BUILD_ERRORS = "build-errors.txt"
+SDK_DIR = "sdk-dir.txt"
+# Tried in order: the first feature set the release declares (no default features either way).
+FEATURES = (("runtime",), ())
+# cargo's words for a requirement the registry has no version for.
+_GONE = re.compile(r"(failed to select a version for the requirement|no matching package named|"
+                   r"could not find .* in registry)")
+_UNKNOWN_FEATURE = re.compile(r"does not have (that|these) features?|feature `?\w+`? .*not .*found", re.I)
+# A compiler error in a crate other than ours: the release itself does not build here.
+_CRATE_FAILED = re.compile(r"could not compile `([\w-]+)`")
+# The first build of the shared dependencies takes minutes on two cores.
+BUILD_TIMEOUT = 2400.0
+
+
+def _slug(version: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", version.lower())
+
+
+@dataclass
+class RustAgent(Environment):
+    """One Rust agent program built against exactly one version of the crate. A version the
+    agent does not compile against, or that does not compile itself, is still a finished
+    environment: the compiler's messages are the verdict (``build_errors``)."""
+
+    kind: ClassVar[str] = "rust-agent"
+
+    def fingerprint(self) -> dict[str, str]:
+        argv, _ = cargo_command("--version")
+        source = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(RUST_AGENT_SOURCE.rglob("*.rs")))).hexdigest()
+        return {**super().fingerprint(), "cargo": tool_version(argv), "agent": source[:16]}
+
+    @property
+    def binary(self) -> Path:
+        return self.location / "agent"
+
+    @property
+    def target_dir(self) -> Path:
+        return self.location.parent / "_target"
+
+    @property
+    def build_errors(self) -> str | None:
+        path = self.location / RUST_BUILD_ERRORS
+        return path.read_text() if path.exists() else None
+
+    @property
+    def sdk_dir(self) -> str:
+        path = self.location / SDK_DIR
+        return path.read_text().strip() if path.exists() else ""
+
+    def healthy(self) -> bool:
+        return self.binary.exists() or (self.location / RUST_BUILD_ERRORS).exists()
+
+    def _manifest(self, features: tuple[str, ...]) -> str:
+        if self.artifact is not None:  # a candidate's unpacked crate, in place of a registry version
+            source = f'path = "{self.artifact.resolve()}"'
+        else:
+            source = f'version = "={self.version}"'
+        return (f'[package]\nname = "agent-{_slug(self.version)}"\nversion = "0.0.0"\nedition = "2021"\n'
+                f'publish = false\n\n[[bin]]\nname = "{self._bin}"\npath = "src/main.rs"\n\n'
+                f'[dependencies]\n{CRATE} = {{ {source}, default-features = false, '
+                f'features = {json.dumps(list(features))} }}\n'
+                'tokio = { version = "1", features = ["rt-multi-thread", "macros", "time"] }\n'
+                'serde_json = "1"\n\n[workspace]\n')
+
+    def _install(self) -> None:
+        shutil.copytree(RUST_AGENT_SOURCE / "src", self.location / "src", dirs_exist_ok=True)
+        argv, env = cargo_command("build", "--quiet", "--message-format", "short")
+        env = {**env, "CARGO_TARGET_DIR": str(self.target_dir), "COMPAT_MATRIX_SDK_VERSION": self.version,
+               # The crate's build script fetches a CLI to embed unless told not to (its own switch):
+               # the cell's CLI is given by path, and the network is the registries only.
+               "COPILOT_SKIP_CLI_DOWNLOAD": "1",
+               # No debug info: a third of the build and link time, and nothing reads it.
+               "CARGO_PROFILE_DEV_DEBUG": "0"}
+        timeout = max(self.install_timeout, BUILD_TIMEOUT)
+        failures = []
+        for features in FEATURES:
+            (self.location / "Cargo.toml").write_text(self._manifest(features))
+            res = proc.run(proc.Request(argv, env, self.location, timeout=timeout))
+            text = res.stdout + res.stderr
+            if res.ok:
+                shutil.copy2(self.target_dir / "debug" / self._bin, self.binary)
+                (self.location / "variant.txt").write_text(",".join(features) or "no features")
+                self._find_sdk_dir(env)
+                return
+            if res.timed_out or NO_SPACE.search(text):
+                raise InfraError(f"building the agent for {self.package} {self.version}",
+                                 "disk full" if NO_SPACE.search(text) else f"timed out after {timeout:.0f}s")
+            if _UNKNOWN_FEATURE.search(text):
+                failures.append(f"$ cargo build (features {list(features)})\n{text.strip()[-1500:]}")
+                continue
+            if not _CRATE_FAILED.search(text):
+                # Resolving or downloading failed: the registry's answer, or ours (never a verdict).
+                log = self._write_log(list(argv), res)
+                if _GONE.search(text):
+                    raise UninstallableError(self.package, self.version, last_error_line(text, _GONE))
+                raise InfraError(f"building the agent for {self.package} {self.version}",
+                                 last_error_line(text, _GONE), log)
+            # Last: the verdict's message is the tail of these words.
+            failures.append(f"$ cargo build (features {list(features)})\n{text.strip()[-3000:]}\n"
+                            f"{self._who_failed(text)}")
+            break
+        (self.location / RUST_BUILD_ERRORS).write_text("\n\n".join(failures))
+
+    @property
+    def _bin(self) -> str:
+        """Its name in the shared target directory: one per release, so a build of another
+        release cannot replace it before it is copied out."""
+        return f"agent-{_slug(self.version)}"
+
+    @staticmethod
+    def _who_failed(text: str) -> str:
+        crates = set(_CRATE_FAILED.findall(text))
+        if CRATE in crates:
+            return (f"the crate {CRATE} itself does not compile here (a user building it with this toolchain "
+                    "hits the same)")
+        if crates and all(c.startswith("agent-") for c in crates):
+            return "the agent does not compile against this release (its client API differs)"
+        return f"a dependency does not compile: {', '.join(sorted(crates))}"
+
+    def _find_sdk_dir(self, env: dict[str, str]) -> None:
+        argv, _ = cargo_command("metadata", "--format-version", "1", "--offline")
+        res = proc.run(proc.Request(argv, env, self.location, timeout=300))
+        if not res.ok:
+            return
+        for pkg in json.loads(res.stdout).get("packages", []):
+            if pkg.get("name") == CRATE:
+                (self.location / SDK_DIR).write_text(str(Path(pkg["manifest_path"]).parent))

@@ -1,0 +1,34 @@
+"""The crate github-copilot-sdk: one agent binary built against each release runs the handshake
+probe (its stop measured as a rate, as every Copilot family's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matrix.execute import proc
+from matrix.families.copilot.agent_run import AgentCommand
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.compiled import compile_error_row
+from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
+from matrix.families.copilot.rust.environment import RustAgent
+from matrix.model import Row
+
+__all__ = ["run_rust_handshake"]
+
+
+def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime,
+                       reaper: proc.Reaper | None = None) -> Row:
+    """A release the agent did not build against is ``crashed`` with the compiler's messages,
+    which say whether the crate itself does not compile or the agent does not against it."""
+    if agent.build_errors is not None:
+        return compile_error_row(cell, "handshake", "", agent.build_errors, agent.binary, cli, runtime)
+    variant = agent.location / "variant.txt"
+
+    def once() -> Attempt:
+        run = cell.run_agent(None, AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.sdk_dir)
+        extra: dict[str, Any] = {"features": variant.read_text() if variant.exists() else None}
+        if run.report:
+            extra.update(ping_protocol=run.report.extra.get("ping_protocol"))
+        return Attempt(run, extra)
+
+    return measure_handshake(cell, once, runtime, cli)
