@@ -183,7 +183,8 @@ def last_error_line(text: str, gone: re.Pattern[str] | None = None) -> str:
 
 def make_env(kind: type[E], package: str, version: str, root: Path, **kw: object) -> E:
     """An environment of backend ``kind`` for ``package==version`` under ``root`` (not installed)."""
-    safe = f"{package.replace('/', '__').lstrip('@')}-{version}"
+    # '/' (npm scopes, Go modules) and ':' (Maven coordinates) cannot be in a directory on a path list.
+    safe = f"{package.replace('/', '__').replace(':', '__').lstrip('@')}-{version}"
     return kind(package=package, version=version, location=root / kind.kind / safe, **kw)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,84 @@
+"""A copilot-java release's environment: the release's jar and its dependencies resolved by
+Maven into the cache's own local repository, and the Java agent compiled against exactly them.
+A release the agent does not compile against is still a finished environment: the compiler's
+words are its verdict."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from matrix.errors import InfraError, UserError
+from matrix.execute import proc
+from matrix.execute.environment import NO_SPACE, Environment, tool_version
+from matrix.families.copilot.java.mvntool import mvn_command
+
+__all__ = ["JAVA_BUILD_ERRORS", "JavaAgent"]
+
+AGENT_SOURCE = Path(__file__).parent / "agent" / "Agent.java"
+JAVA_BUILD_ERRORS = "build-errors.txt"
+CLASSPATH = "classpath.txt"
+_GONE = re.compile(r"(Could not find artifact|was not found in|Could not resolve dependencies)")
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise UserError(f"{name} is not on PATH; install a JDK 17 to measure the Java SDK family")
+    return str(Path(found).resolve())
+
+
+@dataclass
+class JavaAgent(Environment):
+    kind: ClassVar[str] = "java-agent"
+
+    def fingerprint(self) -> dict[str, str]:
+        return {**super().fingerprint(), "javac": tool_version((_tool("javac"), "-version")),
+                "agent": hashlib.sha256(AGENT_SOURCE.read_bytes()).hexdigest()[:16]}
+
+    @property
+    def local_repo(self) -> Path:
+        return self.location.parent / "_m2"
+
+    @property
+    def classes(self) -> Path:
+        return self.location / "classes"
+
+    @property
+    def build_errors(self) -> str | None:
+        path = self.location / JAVA_BUILD_ERRORS
+        return path.read_text() if path.exists() else None
+
+    def command(self) -> tuple[str, ...]:
+        """How the agent runs: the release's class path, its own version for the report."""
+        cp = (self.location / CLASSPATH).read_text().strip()
+        return (_tool("java"), f"-Dcompatmatrix.sdk.version={self.version}", "-cp", f"{self.classes}:{cp}", "Agent")
+
+    def healthy(self) -> bool:
+        return (self.classes / "Agent.class").exists() or (self.location / JAVA_BUILD_ERRORS).exists()
+
+    def _install(self) -> None:
+        group, _, artifact = self.package.partition(":")
+        (self.location / "pom.xml").write_text(
+            '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+            '<groupId>compatmatrix</groupId><artifactId>agent</artifactId><version>0</version>'
+            f'<dependencies><dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>'
+            f'<version>{self.version}</version></dependency></dependencies></project>\n')
+        argv, env = mvn_command(self.local_repo, "dependency:build-classpath", f"-Dmdep.outputFile={CLASSPATH}")
+        self._run_installer(list(argv), _GONE, env)
+        shutil.copy(AGENT_SOURCE, self.location / "Agent.java")
+        cp = (self.location / CLASSPATH).read_text().strip()
+        res = proc.run(proc.Request((_tool("javac"), "-d", str(self.classes), "-cp", cp, "Agent.java"), env,
+                                    self.location, timeout=self.install_timeout))
+        if res.ok:
+            return
+        if res.timed_out or NO_SPACE.search(res.stderr):
+            raise InfraError(f"compiling the agent for {self.package} {self.version}",
+                             "disk full" if NO_SPACE.search(res.stderr) else "timed out")
+        (self.location / JAVA_BUILD_ERRORS).write_text(
+            f"$ javac Agent.java\n{(res.stdout + res.stderr).strip()[-3000:]}\n"
+            "the agent does not compile against this release (its client API differs)")
