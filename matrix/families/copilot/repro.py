@@ -109,7 +109,71 @@ def script(family: str, sdk_package: str, sdk_version: str, cli_package: str, de
                 "cat > main.go <<'GO'\n" + go + "GO\n"
                 f"go get {shlex.quote(f'{sdk_package}@v{sdk_version}')}\n"
                 'go build -o repro . && run ./repro "$CLI"\n')
+    if family == "copilot-rust":
+        # The release's own switch keeps its build script from fetching a CLI to embed.
+        return (head("cargo (Rust 1.94+), npm; the first build takes minutes") +
+                'cargo new --quiet --name repro "$work/app" && cd "$work/app"\n'
+                f'dep={shlex.quote(f"{sdk_package}@={sdk_version}")}\n'
+                'cargo add --quiet "$dep" --no-default-features -F runtime 2>/dev/null || '
+                'cargo add --quiet "$dep" --no-default-features\n'
+                "cargo add --quiet tokio -F rt-multi-thread,macros\n"
+                "cat > src/main.rs <<'RS'\n" + _RUST + "RS\n"
+                'COPILOT_SKIP_CLI_DOWNLOAD=1 cargo build --quiet && run ./target/debug/repro "$CLI"\n')
+    if family == "copilot-java":
+        group, _, artifact = sdk_package.partition(":")
+        pom = (f"<project><modelVersion>4.0.0</modelVersion><groupId>repro</groupId><artifactId>repro</artifactId>"
+               f"<version>0</version><dependencies><dependency><groupId>{group}</groupId>"
+               f"<artifactId>{artifact}</artifactId><version>{sdk_version}</version></dependency>"
+               "</dependencies></project>")
+        return (head("a JDK 17+, mvn, npm") + 'mkdir -p "$work/app" && cd "$work/app"\n'
+                f"cat > pom.xml <<'POM'\n{pom}\nPOM\n"
+                "mvn --batch-mode --quiet dependency:build-classpath -Dmdep.outputFile=cp.txt\n"
+                "cat > Repro.java <<'JAVA'\n" + _JAVA + "JAVA\n"
+                'javac -cp "$(cat cp.txt)" Repro.java && run java -cp ".:$(cat cp.txt)" Repro "$CLI"\n')
     return None
+
+
+_RUST = """\
+use github_copilot_sdk::{CliProgram, Client, ClientOptions};
+
+fn fail(step: &str, err: impl std::fmt::Debug) -> ! {
+    println!("{step} failed: {err:?}");
+    std::process::exit(1)
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = std::env::args().nth(1).expect("the CLI's path");
+    let mut options = ClientOptions::default();
+    options.program = CliProgram::Path(cli.into());
+    // starts the CLI and negotiates the protocol
+    let client = Client::start(options).await.unwrap_or_else(|e| fail("start", e));
+    println!("started");
+    println!("ping: {:?}", client.ping(Some("repro")).await.unwrap_or_else(|e| fail("ping", e)));
+    println!("status: {:?}", client.get_status().await.unwrap_or_else(|e| fail("get_status", e)));
+    client.stop().await.unwrap_or_else(|e| fail("stop", e));
+    println!("stopped");
+}
+"""
+
+_JAVA = """\
+import com.github.copilot.sdk.CopilotClient;
+import com.github.copilot.sdk.json.CopilotClientOptions;
+
+public class Repro {
+    public static void main(String[] args) throws Exception {
+        CopilotClient client = new CopilotClient(new CopilotClientOptions()
+                .setCliPath(args[0]).setUseStdio(true).setAutoStart(false).setAutoRestart(false));
+        client.start().get(); // starts the CLI and negotiates the protocol
+        System.out.println("started");
+        System.out.println("ping: " + client.ping("repro").get());
+        System.out.println("status: " + client.getStatus().get().getVersion());
+        client.stop().get();
+        System.out.println("stopped");
+        System.exit(0);
+    }
+}
+"""
 
 
 # Go has no duck typing: the program is written for the signatures the agent recorded.

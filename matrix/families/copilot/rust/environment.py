@@ -24,7 +24,7 @@ from matrix.execute import proc
 from matrix.execute.environment import NO_SPACE, Environment, last_error_line, tool_version
 from matrix.families.copilot.rust.cargotool import cargo_command
 
-__all__ = ["RUST_BUILD_ERRORS", "RustAgent"]
+__all__ = ["NO_LIBRARY", "RUST_BUILD_ERRORS", "RustAgent"]
 
 CRATE = "github-copilot-sdk"
 RUST_AGENT_SOURCE = Path(__file__).parent / "agent"
@@ -38,6 +38,9 @@ _GONE = re.compile(r"(failed to select a version for the requirement|no matching
 _UNKNOWN_FEATURE = re.compile(r"does not have (that|these) features?|feature `?\w+`? .*not .*found", re.I)
 # A compiler error in a crate other than ours: the release itself does not build here.
 _CRATE_FAILED = re.compile(r"could not compile `([\w-]+)`")
+# The release has no library by the crate's name at all (0.0.0 holds the name, nothing else).
+_NO_LIBRARY = re.compile(r"unlinked crate `github_copilot_sdk`")
+NO_LIBRARY = "the release has no library github_copilot_sdk: nothing in it for an application to call"
 # The first build of the shared dependencies takes minutes on two cores.
 BUILD_TIMEOUT = 2400.0
 
@@ -139,6 +142,8 @@ class RustAgent(Environment):
 
     @staticmethod
     def _who_failed(text: str) -> str:
+        if _NO_LIBRARY.search(text):
+            return NO_LIBRARY
         crates = set(_CRATE_FAILED.findall(text))
         if CRATE in crates:
             return (f"the crate {CRATE} itself does not compile here (a user building it with this toolchain "

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from matrix.execute import proc
-from matrix.families.copilot.agent_run import AgentCommand
+from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.compiled import compile_error_row
-from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
-from matrix.families.copilot.rust.environment import RustAgent
-from matrix.model import Row
+from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
+from matrix.families.copilot.rust.environment import NO_LIBRARY, RustAgent
+from matrix.model import Outcome, Row
+from matrix.probes.report import ErrorInfo
+from matrix.probes.verdict import Verdict
 
 __all__ = ["run_rust_handshake"]
 
@@ -19,7 +21,12 @@ __all__ = ["run_rust_handshake"]
 def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime,
                        reaper: proc.Reaper | None = None) -> Row:
     """A release the agent did not build against is ``crashed`` with the compiler's messages,
-    which say whether the crate itself does not compile or the agent does not against it."""
+    which say whether the crate itself does not compile or the agent does not against it; a
+    release with no library at all (a placeholder) is ``not-applicable``, as the compiler said."""
+    if agent.build_errors is not None and agent.build_errors.endswith(NO_LIBRARY):
+        run = AgentRun(None, proc.Result((str(agent.binary),), 1, "", agent.build_errors, 0.0, 0.0, False), [], [])
+        return build_row(cell, "handshake", "", run, Verdict(Outcome.NOT_APPLICABLE, ErrorInfo(
+            "NoLibrary", f"{agent.package} {agent.version}: {NO_LIBRARY}")), runtime, cli)
     if agent.build_errors is not None:
         return compile_error_row(cell, "handshake", "", agent.build_errors, agent.binary, cli, runtime)
     variant = agent.location / "variant.txt"

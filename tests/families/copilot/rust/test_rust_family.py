@@ -135,3 +135,16 @@ def test_a_build_error_is_the_release_verdict(tmp_path: Path) -> None:
                              Runtime("node20", tmp_path / "node"))
     assert row.outcome == Outcome.CRASHED.value and row.error_type == "CompileError"
     assert "itself does not compile" in (row.error_message or "")
+
+
+def test_a_release_with_no_library_is_not_applicable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = agent(tmp_path)
+    a.location.mkdir()
+    fake_cargo(monkeypatch, (101, "src/main.rs:20:5: error[E0432]: unresolved import `github_copilot_sdk`: use of "
+                                  "unresolved module or unlinked crate `github_copilot_sdk`\n"
+                                  "error: could not compile `agent-9_9_9` due to 1 previous error"))
+    a._install()
+    cell = HandshakeCell("copilot-rust", "9.9.9", "1.0.102", 60, 30, 5, tmp_path / "scratch")
+    row = run_rust_handshake(cell, a, CliInstall("1.0.102", tmp_path / "entry.js", None, "", {}),
+                             Runtime("node20", tmp_path / "node"))
+    assert row.outcome == Outcome.NOT_APPLICABLE.value and row.error_type == "NoLibrary"
