@@ -29,18 +29,34 @@ class Locked(UserError):
     def __init__(self, directory: Path, holder: dict[str, object]) -> None:
         self.directory = directory
         self.holder = holder
-        who = holder.get("command") or "another compat-matrix"
-        since = holder.get("since") or "?"
-        super().__init__(f"{directory} is in use by `{who}` (pid {holder.get('pid', '?')}, since {since}); wait for "
-                         "it to finish, run again with --wait, or pass another directory")
+        if holder:
+            who = f"`{holder.get('command')}` (pid {holder.get('pid', '?')}, since {holder.get('since') or '?'})"
+        else:  # readers leave no record: a run or a build reading the directory holds it shared
+            who = "another compat-matrix command reading it (a run, a build or a check holds it shared)"
+        super().__init__(f"{directory} is in use by {who}; wait for it to finish, run again with --wait, or pass "
+                         "another directory")
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _holder(path: Path) -> dict[str, object]:
+    """The writer that holds ``path``, as it recorded itself; {} when none does (a writer that
+    was killed outright leaves its record behind: a process that is gone holds nothing)."""
     try:
         data = json.loads(path.read_text() or "{}")
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) and _alive(data.get("pid")) else {}
 
 
 @contextlib.contextmanager
@@ -62,7 +78,10 @@ def holding(directory: Path, wait: bool = False, poll: float = 0.5) -> Iterator[
               "since": datetime.now(UTC).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(me).encode(), 0)
-        yield
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # no record of a writer that is done
     finally:
         os.close(fd)  # releases the lock
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from matrix.answers.verify import Check, agreement, sample
-from matrix.execute.lock import Locked, holding
+from matrix.execute.lock import Locked, holding, sharing
 from matrix.model import Row
 from matrix.store.dataset import DATA_SCHEMA, Dataset, Sources, row_file, scrub
 from matrix.store.results import Store, save_releases
@@ -188,3 +188,13 @@ def test_a_check_measured_against_another_choice_of_cli_replaces_the_one_before(
     report = data.fold(local)
     assert [(a.cli_version, b.cli_version) for a, b in report.replaced] == [("1.0.60", "1.0.61")]
     assert [(r.cli_version, r.outcome) for r in data.read()[0]] == [("1.0.61", "surfaced")]
+
+
+def test_a_writer_kept_out_by_readers_is_told_so_not_the_name_of_a_writer_long_gone(tmp_path: Path) -> None:
+    with holding(tmp_path):
+        pass  # a fold that finished
+    (tmp_path / ".compat-matrix.execute.lock").write_text('{"pid": 999999999, "command": "compat-matrix fold"}')
+    with sharing(tmp_path), pytest.raises(Locked) as exc, holding(tmp_path):  # a run reads the dataset
+        pass
+    said = str(exc.value)
+    assert "reading it" in said and "fold" not in said and "999999999" not in said
