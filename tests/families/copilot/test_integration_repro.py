@@ -24,7 +24,10 @@ CELLS = [("copilot-python", "1.0.27", "1.0.89", "compatible"), ("copilot-python"
          ("copilot-python", "0.2.0", "1.0.89", "crashed"),
          ("copilot-go", "0.2.0", "1.0.50", "compatible"), ("copilot-go", "0.1.15", "0.0.384", "refused"),
          ("copilot-go", "0.2.0", "1.0.89", "crashed"),
-         ("copilot-node", "1.0.14", "1.0.85", "compatible"), ("copilot-node", "0.1.30", "1.0.48", "refused")]
+         ("copilot-node", "1.0.14", "1.0.85", "compatible"), ("copilot-node", "0.1.30", "1.0.48", "refused"),
+         ("copilot-java", "0.3.0-java.2", "0.0.400", "compatible"),
+         ("copilot-java", "0.3.0-java.2", "0.0.388", "refused"),
+         ("copilot-java", "0.3.0-java.2", "1.0.102", "crashed")]
 
 
 @pytest.fixture(scope="module")
