@@ -39,11 +39,19 @@ def test_a_family_measures_its_pair_probe_or_every_probe_when_a_config_names_non
     assert FAMILIES["cosmo-python"].default_probes == FAMILIES["cosmo-python"].probes
 
 
+# Measured by a config of their own (configs/<family>.toml) until their history is in data/, so
+# that `make site` on a fresh clone does not measure it first.
+APART = {"copilot-rust"}
+
+
 def test_repository_default_matrix_is_valid() -> None:
     standin = [n for n, f in FAMILIES.items() if f.standin]
     plan = load_plan(ROOT / "matrix.toml", list(FAMILIES), PROBES, standin)
-    assert set(plan.families) == set(FAMILIES)  # the whole history: every family
+    assert set(plan.families) == set(FAMILIES) - APART  # the whole history: every family
     assert all(f.sdk.select == ["all"] and set(f.probes) == set(FAMILIES[n].probes) for n, f in plan.families.items())
+    for name in APART:
+        apart = load_plan(ROOT / "configs" / f"{name}.toml", list(FAMILIES), PROBES, standin)
+        assert set(apart.families) == {name} and "all" in apart.families[name].sdk.select
 
 
 @pytest.mark.parametrize(
@@ -51,7 +59,7 @@ def test_repository_default_matrix_is_valid() -> None:
     [
         (GOOD + "\n[bogus]\n", ["bogus", "unknown key", "families", "timeouts"]),
         (GOOD.replace("sdk.select", "sdk.selct"), ["families.copilot-python.sdk.selct", "select", "exclude"]),
-        (GOOD.replace("copilot-python", "copilot-rust"), ["copilot-rust", "copilot-python"]),
+        (GOOD.replace("copilot-python", "copilot-dotnet"), ["copilot-dotnet", "copilot-python"]),
         (GOOD.replace('"latest:2"', '"latest:two"'), ["latest:two", "latest:N"]),
         (GOOD.replace('">=1.0,<2"', '">=1.0,<<2"'), [">=1.0,<<2", "range"]),
         (GOOD.replace('"latest:2"', '"latest:0"'), ["latest:0", "selects nothing"]),
