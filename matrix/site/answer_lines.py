@@ -20,7 +20,7 @@ class AnswerLine:
     family: str
     sdk_package: str
     newest_sdk: str
-    sdk_works_with: str  # the CLI releases, as ranges (first to last, en-dashed), or "nothing measured"
+    sdk_works_with: str  # the CLI releases, as ranges (first to last, en-dashed), or "none of the measured releases"
     cli_package: str
     newest_cli: str
     cli_works_with: str
@@ -29,7 +29,7 @@ class AnswerLine:
 
 def span_text(rs: list[Range], limit: int = 3) -> str:
     if not rs:
-        return "nothing measured"
+        return "none of the measured releases"  # measured, and none works: not "nothing measured"
     parts = [r.first if r.first == r.last else f"{r.first}–{r.last}" for r in rs]
     more = f" (and {len(parts) - limit} older ranges)" if len(parts) > limit else ""
     return ", ".join(parts[-limit:]) + more
