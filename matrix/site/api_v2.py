@@ -19,6 +19,7 @@ Layout::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -133,34 +134,42 @@ def _payload(rec: Mapping[Any, Any], fam: Family, probe: str) -> dict[str, Any]:
     return model.model_validate({k: v for k, v in data.items() if v is not None}).model_dump(mode="json")
 
 
-Cells = dict[tuple[str, str], dict[str, Any]]
+# A family's pair cells as v2 gives them, less ``other``: by SDK release, then by CLI release,
+# and the same cells the other way round, each made once for the two documents it is in.
+@dataclass
+class Cells:
+    by_sdk: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    by_cli: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 def _cells(hs: pd.DataFrame, fam: Family) -> Cells:
-    """Every pair cell of ``hs`` (one family's) as v2 gives it, less ``other``, by (sdk, cli):
-    made once for the two documents it is in."""
+    """Every pair cell of ``hs`` (one family's)."""
+    out = Cells()
     if hs.empty:
-        return {}
+        return out
     works, caveat = fam.works(hs).tolist(), fam.works_but(hs).tolist()
-    return {(str(rec["sdk_version"]), str(rec["cli_version"])): {
-        "outcome": str(rec["outcome"]), "works": bool(good), "works_with_caveat": bool(but),
-        "error_type": _text(rec, "error_type"), "error": v1._first_line(rec.get("error_message")),
-        "flaky": bool(rec.get("flaky")), "payload": _payload(rec, fam, str(rec["probe"])),
-        "refinements": [Refinement(probe=p, outcome=_text(rec, refined(p, "outcome")),
-                                   error_type=_text(rec, refined(p, "error_type")),
-                                   error=v1._first_line(rec.get(refined(p, "error_message"))))
-                        for p in fam.refined_by]}
-        for rec, good, but in zip(hs.to_dict("records"), works, caveat, strict=True)}
+    for rec, good, but in zip(hs.to_dict("records"), works, caveat, strict=True):
+        sdk, cli = str(rec["sdk_version"]), str(rec["cli_version"])
+        fields = {
+            "outcome": str(rec["outcome"]), "works": bool(good), "works_with_caveat": bool(but),
+            "error_type": _text(rec, "error_type"), "error": v1._first_line(rec.get("error_message")),
+            "flaky": bool(rec.get("flaky")), "payload": _payload(rec, fam, str(rec["probe"])),
+            "refinements": [Refinement(probe=p, outcome=_text(rec, refined(p, "outcome")),
+                                       error_type=_text(rec, refined(p, "error_type")),
+                                       error=v1._first_line(rec.get(refined(p, "error_message"))))
+                            for p in fam.refined_by]}
+        out.by_sdk.setdefault(sdk, {})[cli] = fields
+        out.by_cli.setdefault(cli, {})[sdk] = fields
+    return out
 
 
-def _ordered(cells: Cells, sdk: str | None = None, cli: str | None = None) -> list[Cell]:
-    """The cells of one SDK release (in CLI order) or of one CLI release (in SDK order)."""
-    mine = [(c if sdk is not None else s, fields) for (s, c), fields in cells.items() if s == sdk or c == cli]
-    return [Cell(other=other, **fields) for other, fields in sorted(mine, key=lambda x: sort_key(x[0]))]
+def _ordered(of: dict[str, dict[str, Any]]) -> list[Cell]:
+    """One release's cells, in the other side's release order."""
+    return [Cell(other=other, **of[other]) for other in sorted(of, key=sort_key)]
 
 
 def _family_cells(data: SiteView, fam: Family) -> Cells:
-    return _cells(pairs(data.rows, fam.name), fam) if fam.pair_probe else {}
+    return _cells(pairs(data.rows, fam.name), fam) if fam.pair_probe else Cells()
 
 
 def sdk_release(data: SiteView, family: str, sdk: str, old: v1.SdkRelease | None = None,
@@ -177,7 +186,7 @@ def sdk_release(data: SiteView, family: str, sdk: str, old: v1.SdkRelease | None
         family=family, package=old.package, version=sdk, released=old.released, other_package=old.other_package,
         pair_probe=fam.pair_probe or None, works_with=old.works_with, works_with_spans=old.works_with_spans,
         works_with_caveat=old.works_but_leaves_cli_running, works_with_caveat_spans=old.leaves_cli_running_spans,
-        caveat=fam.caveat, cells=_ordered(cells, sdk=sdk),
+        caveat=fam.caveat, cells=_ordered(cells.by_sdk.get(sdk, {})),
         checks=[Check(probe=str(r["probe"]), check=str(r["mutation"]),
                       other=None if fam.standin else _text(r, "cli_version"), outcome=str(r["outcome"]),
                       error_type=_text(r, "error_type"), error=v1._first_line(r["error_message"]))
@@ -194,7 +203,7 @@ def cli_release(data: SiteView, family: str, cli: str, old: v1.CliRelease | None
         pair_probe=fam.pair_probe or None, does_not_start=does_not_start(data.rows, family, cli),
         works_with=old.works_with, works_with_spans=old.works_with_spans,
         works_with_caveat=old.works_but_leaves_cli_running, works_with_caveat_spans=old.leaves_cli_running_spans,
-        caveat=fam.caveat, cells=_ordered(cells, cli=cli))
+        caveat=fam.caveat, cells=_ordered(cells.by_cli.get(cli, {})))
 
 
 def write_api_v2(data: SiteView, docs: Path, index: v1.Index, v1_docs: v1.Documents) -> list[Path]:
