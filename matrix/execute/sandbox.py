@@ -92,11 +92,14 @@ def sandbox(
         shutil.rmtree(root, ignore_errors=True)
 
 
-def install_env(path_dirs: Sequence[Path] = (), extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def install_env(path_dirs: Sequence[Path] = (), extra: Mapping[str, str] | None = None,
+                passing: tuple[str, ...] = ()) -> dict[str, str]:
     """Environment for our installers (uv, npm): their configuration passes, credentials
-    in plain variables do not (postinstall scripts are third-party code too)."""
+    in plain variables do not (postinstall scripts are third-party code too). ``passing``: the
+    prefixes of another installer's own settings (a family's build tool)."""
+    prefixes = (*INSTALL_PASS_PREFIXES, *passing)
     env = {k: v for k, v in os.environ.items()
-           if (k in INSTALL_PASS or k.startswith(INSTALL_PASS_PREFIXES)) and not is_secret_name(k)}
+           if (k in INSTALL_PASS or k.startswith(prefixes)) and not is_secret_name(k)}
     env["PATH"] = _path(path_dirs)
     env.setdefault("HOME", str(Path.home()))
     if extra:

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from matrix.execute import proc
-from matrix.families.copilot.agent_run import AgentCommand
+from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.compiled import compile_error_row as compiled_error_row
+from matrix.families.copilot.compiled import run_compiled_handshake
 from matrix.families.copilot.go.environment import GoAgent
-from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
+from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.session.probe import run_session
 from matrix.families.copilot.tolerance import run_tolerance
@@ -29,19 +30,16 @@ def run_go_handshake(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runti
                      reaper: proc.Reaper | None = None) -> Row:
     """The agent binary built against this version; a version it does not compile against is
     ``crashed`` with the compiler's messages (the SDK's API changed under the agent)."""
-    if agent.build_errors is not None:
-        return compile_error_row(cell, "handshake", "", agent, cli, runtime)
     variant = agent.location / "variant.txt"
 
-    def once() -> Attempt:
-        run = cell.run_agent(None, AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.module_dir)
-        extra: dict[str, Any] = {"go_variant": variant.read_text() if variant.exists() else None}
+    def extra(run: AgentRun) -> dict[str, Any]:
+        out: dict[str, Any] = {"go_variant": variant.read_text() if variant.exists() else None}
         if run.report:
-            extra.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"))
-        return Attempt(run, extra)
+            out.update(spawned=run.report.launched[:5], ping_protocol=run.report.extra.get("ping_protocol"))
+        return out
 
-    return measure_handshake(cell, once, runtime, cli)
-
+    return run_compiled_handshake(cell, AgentCommand((str(agent.binary),)), agent.build_errors, agent.binary, cli,
+                                  runtime, reaper, extra, sdk_dir=agent.module_dir)
 
 def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliInstall, runtime: Runtime,
                      results: Path, reaper: proc.Reaper | None = None) -> Row:

@@ -10,11 +10,11 @@ from typing import Any
 
 from matrix.execute.environment import Environment
 from matrix.families.base import Context, MakeEnv
-from matrix.families.copilot.agent_run import AgentCommand
+from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.compiled import compile_error_row
+from matrix.families.copilot.compiled import run_compiled_handshake
 from matrix.families.copilot.family import CopilotFamily
-from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
+from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.java.environment import JavaAgent
 from matrix.model import Cell, Row
 
@@ -31,18 +31,12 @@ class CopilotJava(CopilotFamily):
     def run(self, cell: Cell, hs: HandshakeCell, sdk: Environment, cli: CliInstall, runtime: Runtime,
             ctx: Context) -> Row:
         assert isinstance(sdk, JavaAgent)
-        if sdk.build_errors is not None:
-            return compile_error_row(hs, "handshake", "", sdk.build_errors, sdk.classes, cli, runtime)
-        command = AgentCommand(sdk.command())
+        def extra(run: AgentRun) -> dict[str, Any]:
+            return {"ping_protocol": run.report.extra.get("ping_protocol")} if run.report else {}
 
-        def once() -> Attempt:
-            run = hs.run_agent(None, command, cli, runtime, ctx.reaper)
-            extra: dict[str, Any] = {}
-            if run.report:
-                extra.update(ping_protocol=run.report.extra.get("ping_protocol"))
-            return Attempt(run, extra)
-
-        return measure_handshake(hs, once, runtime, cli)
+        # The class path is resolved before the agent compiles: it is there when javac failed too.
+        return run_compiled_handshake(hs, AgentCommand(sdk.command()), sdk.build_errors, sdk.classes, cli, runtime,
+                                      ctx.reaper, extra)
 
 
 family = CopilotJava(

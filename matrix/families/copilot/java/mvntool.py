@@ -3,12 +3,11 @@ settings name, or its built-in default), into a local repository of the cache's 
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 from matrix.errors import UserError
-from matrix.execute.sandbox import install_env, is_secret_name
+from matrix.execute.sandbox import install_env
 
 __all__ = ["mvn_command"]
 
@@ -20,6 +19,5 @@ def mvn_command(local_repo: Path, *args: str) -> tuple[tuple[str, ...], dict[str
     found = shutil.which("mvn")
     if found is None:
         raise UserError("mvn is not on PATH; install Maven (and a JDK 17) to measure the Java SDK family")
-    passed = {k: v for k, v in os.environ.items() if k.startswith(_PASS) and not is_secret_name(k)}
-    env = install_env(path_dirs=[Path(found).resolve().parent], extra=passed)
+    env = install_env(path_dirs=[Path(found).resolve().parent], passing=_PASS)
     return (found, "--batch-mode", "--no-transfer-progress", f"-Dmaven.repo.local={local_repo}", *args), env

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from matrix.errors import UserError
-from matrix.execute.sandbox import install_env, is_secret_name
+from matrix.execute.sandbox import install_env
 
 __all__ = ["cargo_command", "cargo_home"]
 
@@ -25,7 +25,6 @@ def cargo_command(*args: str) -> tuple[tuple[str, ...], dict[str, str]]:
                                       if (cargo_home() / "bin" / "cargo").exists() else None)
     if found is None:
         raise UserError("cargo is not on PATH; install Rust (rustup) to measure the Rust SDK family")
-    passed = {k: v for k, v in os.environ.items() if k.startswith(_PASS) and not is_secret_name(k)}
-    env = install_env(path_dirs=[Path(found).resolve().parent, Path(found).parent],
-                      extra={**passed, "CARGO_HOME": str(cargo_home()), "CARGO_TERM_COLOR": "never"})
+    env = install_env(path_dirs=[Path(found).resolve().parent, Path(found).parent], passing=_PASS,
+                      extra={"CARGO_HOME": str(cargo_home()), "CARGO_TERM_COLOR": "never"})
     return (found, *args), env

@@ -88,7 +88,7 @@ class RustAgent(Environment):
             source = f'path = "{self.artifact.resolve()}"'
         else:
             source = f'version = "={self.version}"'
-        return (f'[package]\nname = "agent-{_slug(self.version)}"\nversion = "0.0.0"\nedition = "2021"\n'
+        return (f'[package]\nname = "{self._bin}"\nversion = "0.0.0"\nedition = "2021"\n'
                 f'publish = false\n\n[[bin]]\nname = "{self._bin}"\npath = "src/main.rs"\n\n'
                 f'[dependencies]\n{CRATE} = {{ {source}, default-features = false, '
                 f'features = {json.dumps(list(features))} }}\n'

@@ -8,8 +8,8 @@ from typing import Any
 from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.compiled import compile_error_row
-from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
+from matrix.families.copilot.compiled import run_compiled_handshake
+from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.rust.environment import NO_LIBRARY, RustAgent
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
@@ -27,15 +27,11 @@ def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, r
         run = AgentRun(None, proc.Result((str(agent.binary),), 1, "", agent.build_errors, 0.0, 0.0, False), [], [])
         return build_row(cell, "handshake", "", run, Verdict(Outcome.NOT_APPLICABLE, ErrorInfo(
             "NoLibrary", f"{agent.package} {agent.version}: {NO_LIBRARY}")), runtime, cli)
-    if agent.build_errors is not None:
-        return compile_error_row(cell, "handshake", "", agent.build_errors, agent.binary, cli, runtime)
     variant = agent.location / "variant.txt"
 
-    def once() -> Attempt:
-        run = cell.run_agent(None, AgentCommand((str(agent.binary),)), cli, runtime, reaper, sdk_dir=agent.sdk_dir)
-        extra: dict[str, Any] = {"features": variant.read_text() if variant.exists() else None}
-        if run.report:
-            extra.update(ping_protocol=run.report.extra.get("ping_protocol"))
-        return Attempt(run, extra)
+    def extra(run: AgentRun) -> dict[str, Any]:
+        return {"features": variant.read_text() if variant.exists() else None,
+                **({"ping_protocol": run.report.extra.get("ping_protocol")} if run.report else {})}
 
-    return measure_handshake(cell, once, runtime, cli)
+    return run_compiled_handshake(cell, AgentCommand((str(agent.binary),)), agent.build_errors, agent.binary, cli,
+                                  runtime, reaper, extra, sdk_dir=agent.sdk_dir)
