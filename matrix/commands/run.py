@@ -99,8 +99,8 @@ def _arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--refresh", action="store_true", help="ask the registries for their releases now")
     r.add_argument("--wait", action="store_true", help="wait for a run that holds the results directory")
     r.add_argument("--sdk-artifact", default=None, metavar="FILE",
-                   help="measure a candidate SDK build (wheel, sdist, npm tarball) instead of the SDK selection; "
-                        "its cells go to candidates/ (never the dataset)")
+                   help="measure a candidate SDK build (wheel, sdist, npm tarball, Go module directory, .crate, "
+                        ".jar) instead of the SDK selection; its cells go to candidates/ (never the dataset)")
     r.add_argument("--cli-artifact", default=None, metavar="FILE", help="the same for a candidate CLI build")
 
 

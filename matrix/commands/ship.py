@@ -151,7 +151,8 @@ def _arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--sdk", default=None, metavar="V", help="the SDK release to ship")
     s.add_argument("--cli", default=None, metavar="V", help="the CLI release to ship (both: a proposed pin pair)")
     s.add_argument("--sdk-artifact", default=None, metavar="FILE",
-                   help="a candidate SDK build not published yet: a wheel or sdist, or an npm tarball (npm pack)")
+                   help="a candidate SDK build not published yet: a wheel or sdist, an npm tarball (npm pack), a Go "
+                        "module directory, a crate (cargo package) or a jar (mvn package)")
     s.add_argument("--cli-artifact", default=None, metavar="FILE", help="a candidate CLI build: an npm tarball")
     s.add_argument("--against", default="supported", metavar="supported|latest:N|all",
                    help="which versions of the other side (default: supported)")

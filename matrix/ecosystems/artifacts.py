@@ -1,6 +1,7 @@
 """Local build artifacts standing in for a release not published yet (a candidate): a Python
-wheel or sdist, an npm tarball (`npm pack`), a Go module's directory. What package and version each says it is, read
-from its own metadata, and the label its cells carry: ``<version>+candidate.<hash>``, a
+wheel or sdist, an npm tarball (`npm pack`), a Go module's directory, a Rust crate (`cargo
+package`) or a Java jar built by Maven. What package and version each says it is, read from
+its own metadata, and the label its cells carry: ``<version>+candidate.<hash>``, a
 local/build suffix both PEP 440 and semver accept, so it sorts beside the release it would be
 and can never be mistaken for a published one."""
 
@@ -10,6 +11,7 @@ import email.parser
 import hashlib
 import json
 import tarfile
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +21,14 @@ from matrix.errors import UserError
 __all__ = ["CANDIDATE", "Artifact", "read_artifact"]
 
 CANDIDATE = "+candidate."
+KINDS = ("made by `uv build`, `npm pack`, `cargo package` (target/package/*.crate) or `mvn package` "
+         "(target/*.jar)")
 
 
 @dataclass(frozen=True)
 class Artifact:
     path: Path
-    ecosystem: str  # "pypi" | "npm" | "go"
+    ecosystem: str  # "pypi" | "npm" | "go" | "crates" | "maven"
     package: str
     version: str  # what its metadata says
     digest: str  # sha256 of the file
@@ -50,13 +54,34 @@ def _go_module(path: Path) -> Artifact:
     return Artifact(path, "go", module, "0.0.0", digest.hexdigest())
 
 
+def _crate(path: Path, digest: str) -> Artifact:
+    """A ``.crate`` (a gzipped tar of ``<name>-<version>/``): name and version from the manifest
+    cargo normalised into it."""
+    with tarfile.open(path) as t:
+        info = next(m for m in t.getmembers() if m.name.count("/") == 1 and m.name.endswith("/Cargo.toml"))
+        member = t.extractfile(info)
+        package = tomllib.loads(member.read().decode() if member else "").get("package", {})
+    return Artifact(path, "crates", str(package.get("name", "")), str(package.get("version", "")), digest)
+
+
+def _jar(path: Path, digest: str) -> Artifact:
+    """A jar Maven built: ``group:artifact`` and version from the ``pom.properties`` it puts in
+    every jar (a jar without one says nothing of what it is a build of)."""
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.startswith("META-INF/maven/") and n.endswith("/pom.properties"))
+        props = dict(line.split("=", 1) for line in z.read(name).decode().splitlines()
+                     if "=" in line and not line.startswith("#"))
+    return Artifact(path, "maven", f"{props.get('groupId', '')}:{props.get('artifactId', '')}",
+                    props.get("version", ""), digest)
+
+
 def read_artifact(path: Path) -> Artifact:
     """The artifact at ``path``; a file that is none of the kinds we install is an error naming it."""
     if path.is_dir() and (path / "go.mod").is_file():
         return _go_module(path)
     if not path.is_file():
-        raise UserError(f"{path}: no such file; pass a wheel (.whl), an sdist (.tar.gz), an npm tarball (.tgz) "
-                        "or a Go module's directory")
+        raise UserError(f"{path}: no such file; pass a wheel (.whl), an sdist (.tar.gz), an npm tarball (.tgz), "
+                        f"a Go module's directory, a crate (.crate) or a jar (.jar); {KINDS}")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     try:
         if path.name.endswith(".whl"):
@@ -75,7 +100,13 @@ def read_artifact(path: Path) -> Artifact:
                 member = t.extractfile(info)
                 name, version = _pkg_info(member.read().decode() if member else "")
             return Artifact(path, "pypi", name, version, digest)
-    except (StopIteration, KeyError, OSError, ValueError, zipfile.BadZipFile, tarfile.TarError) as err:
-        raise UserError(f"{path}: not a readable package ({type(err).__name__}: {err}); pass a wheel, an sdist "
-                        "or an npm tarball as built by its tools") from None
-    raise UserError(f"{path}: not a wheel (.whl), an sdist (.tar.gz) or an npm tarball (.tgz)")
+        if path.name.endswith(".crate"):
+            return _crate(path, digest)
+        if path.name.endswith(".jar"):
+            return _jar(path, digest)
+    except (StopIteration, KeyError, OSError, ValueError, zipfile.BadZipFile, tarfile.TarError,
+            tomllib.TOMLDecodeError) as err:
+        raise UserError(f"{path}: not a readable package ({type(err).__name__}: {err}); pass one as built by its "
+                        f"tools; {KINDS}") from None
+    raise UserError(f"{path}: not a wheel (.whl), an sdist (.tar.gz), an npm tarball (.tgz), a crate (.crate) or a "
+                    f"jar (.jar); {KINDS}")

@@ -62,6 +62,46 @@ def test_a_go_module_directory_is_a_candidate_whose_label_follows_its_files(tmp_
     assert candidate("copilot-go", "sdk", module).label != first.label
 
 
+def crate(tmp_path: Path, name: str = "github-copilot-sdk", version: str = "1.0.28") -> Path:
+    """What `cargo package` makes: a gzipped tar of ``<name>-<version>/`` with its manifest."""
+    path = tmp_path / f"{name}-{version}.crate"
+    blob = f'[package]\nedition = "2021"\nname = "{name}"\nversion = "{version}"\n'.encode()
+    with tarfile.open(path, "w:gz") as t:
+        info = tarfile.TarInfo(f"{name}-{version}/Cargo.toml")
+        info.size = len(blob)
+        t.addfile(info, io.BytesIO(blob))
+    return path
+
+
+def jar(tmp_path: Path, group: str = "com.github", artifact: str = "copilot-sdk-java",
+        version: str = "0.3.0-java.2", pom: bool = True) -> Path:
+    """What `mvn package` makes: a jar carrying its POM and pom.properties."""
+    path = tmp_path / f"{artifact}-{version}.jar"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"META-INF/maven/{group}/{artifact}/pom.properties",
+                   f"#Created by Apache Maven\nartifactId={artifact}\ngroupId={group}\nversion={version}\n")
+        if pom:
+            z.writestr(f"META-INF/maven/{group}/{artifact}/pom.xml", "<project/>")
+        z.writestr("com/github/copilot/CopilotClient.class", b"\xca\xfe")
+    return path
+
+
+def test_a_crate_and_a_jar_are_candidates_of_the_rust_and_java_families(tmp_path: Path) -> None:
+    c = candidate("copilot-rust", "sdk", crate(tmp_path))
+    assert (c.artifact.ecosystem, c.artifact.package, c.artifact.version) == ("crates", "github-copilot-sdk", "1.0.28")
+    assert c.label.startswith("1.0.28+candidate.")
+    j = candidate("copilot-java", "sdk", jar(tmp_path))
+    assert (j.artifact.ecosystem, j.artifact.package, j.artifact.version) == (
+        "maven", "com.github:copilot-sdk-java", "0.3.0-java.2")
+    with pytest.raises(UserError, match=r"github-copilot-sdk 1\.0\.28 \(crates\), not of copilot-java's sdk"):
+        candidate("copilot-java", "sdk", crate(tmp_path))
+    bare = tmp_path / "bare.jar"
+    with zipfile.ZipFile(bare, "w") as z:
+        z.writestr("A.class", b"\xca\xfe")
+    with pytest.raises(UserError, match="not a readable package"):
+        read_artifact(bare)
+
+
 def test_an_artifact_of_another_package_is_refused_naming_both(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"github-copilot-sdk 1\.0\.28 \(pypi\), not of copilot-node's sdk"):
         candidate("copilot-node", "sdk", wheel(tmp_path))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -42,7 +43,9 @@ class JavaAgent(Environment):
 
     @property
     def local_repo(self) -> Path:
-        return self.location.parent / "_m2"
+        """Every release shares one; a candidate has its own, where its jar is installed under
+        the version it says it is without touching the published release of that version."""
+        return self.location / "_m2" if self.artifact is not None else self.location.parent / "_m2"
 
     @property
     def classes(self) -> Path:
@@ -63,11 +66,12 @@ class JavaAgent(Environment):
 
     def _install(self) -> None:
         group, _, artifact = self.package.partition(":")
+        version = self._install_candidate() if self.artifact is not None else self.version
         (self.location / "pom.xml").write_text(
             '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
             '<groupId>compatmatrix</groupId><artifactId>agent</artifactId><version>0</version>'
             f'<dependencies><dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>'
-            f'<version>{self.version}</version></dependency></dependencies></project>\n')
+            f'<version>{version}</version></dependency></dependencies></project>\n')
         argv, env = mvn_command(self.local_repo, "dependency:build-classpath", f"-Dmdep.outputFile={CLASSPATH}")
         self._run_installer(list(argv), _GONE, env)
         shutil.copy(AGENT_SOURCE, self.location / "Agent.java")
@@ -82,3 +86,23 @@ class JavaAgent(Environment):
         (self.location / JAVA_BUILD_ERRORS).write_text(
             f"$ javac Agent.java\n{(res.stdout + res.stderr).strip()[-3000:]}\n"
             "the agent does not compile against this release (its client API differs)")
+
+    def _install_candidate(self) -> str:
+        """The candidate jar installed into this environment's own local repository with the
+        POM Maven packed into it (its dependencies, resolved as a user's build would); the
+        version it says it is."""
+        assert self.artifact is not None
+        group, _, artifact = self.package.partition(":")
+        try:
+            with zipfile.ZipFile(self.artifact) as z:
+                pom = z.read(f"META-INF/maven/{group}/{artifact}/pom.xml")
+                props = z.read(f"META-INF/maven/{group}/{artifact}/pom.properties").decode()
+        except KeyError as err:
+            raise UserError(f"{self.artifact}: {err.args[0]}; a jar built by `mvn package` carries its POM there, "
+                            "pass that jar") from None
+        version = next(line.split("=", 1)[1].strip() for line in props.splitlines() if line.startswith("version="))
+        (self.location / "candidate-pom.xml").write_bytes(pom)
+        argv, env = mvn_command(self.local_repo, "install:install-file", f"-Dfile={self.artifact.resolve()}",
+                                f"-DpomFile={self.location / 'candidate-pom.xml'}")
+        self._run_installer(list(argv), _GONE, env)
+        return version

@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import shutil
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -84,8 +85,8 @@ class RustAgent(Environment):
         return self.binary.exists() or (self.location / RUST_BUILD_ERRORS).exists()
 
     def _manifest(self, features: tuple[str, ...]) -> str:
-        if self.artifact is not None:  # a candidate's unpacked crate, in place of a registry version
-            source = f'path = "{self.artifact.resolve()}"'
+        if self.artifact is not None:  # a candidate's crate, unpacked, in place of a registry version
+            source = f'path = "{self._unpacked()}"'
         else:
             source = f'version = "={self.version}"'
         return (f'[package]\nname = "{self._bin}"\nversion = "0.0.0"\nedition = "2021"\n'
@@ -133,6 +134,18 @@ class RustAgent(Environment):
                             f"{self._who_failed(text)}")
             break
         (self.location / RUST_BUILD_ERRORS).write_text("\n\n".join(failures))
+
+    def _unpacked(self) -> Path:
+        """The candidate's sources: a ``.crate`` (what ``cargo package`` makes) unpacked into this
+        environment once, or a crate's directory as it is."""
+        assert self.artifact is not None
+        if self.artifact.is_dir():
+            return self.artifact.resolve()
+        into = self.location / "crate"
+        if not into.exists():
+            with tarfile.open(self.artifact) as t:
+                t.extractall(into, filter="data")
+        return next(p.parent for p in sorted(into.glob("*/Cargo.toml")))
 
     @property
     def _bin(self) -> str:

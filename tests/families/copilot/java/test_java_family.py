@@ -61,3 +61,38 @@ def test_the_family_is_registered_with_its_ecosystem() -> None:
     fam = FAMILIES["copilot-java"]
     assert (fam.sdk_ecosystem, fam.sdk_package, fam.pair_probe) == ("maven", "com.github:copilot-sdk-java",
                                                                     "handshake")
+
+
+def test_a_candidate_jar_is_installed_into_a_local_repository_of_its_own_under_its_own_version(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matrix.errors import UserError
+    from matrix.families.copilot.java import environment as java_env
+    from tests.answers.test_gate import jar
+    calls: list[tuple[str, ...]] = []
+
+    def mvn(repo: Path, *a: str) -> tuple[tuple[str, ...], dict[str, str]]:
+        calls.append((str(repo), *a))
+        return ("mvn", *a), {}
+
+    def run(req: proc.Request) -> proc.Result:
+        if "dependency:build-classpath" in req.argv:
+            (req.cwd / "classpath.txt").write_text("/deps.jar")
+        return proc.Result(req.argv, 0, "", "", 0.1, 0.0, False)
+
+    monkeypatch.setattr(java_env, "mvn_command", mvn)
+    monkeypatch.setattr(java_env.proc, "run", run)
+    monkeypatch.setattr(java_env, "_tool", lambda name: name)
+    env = JavaAgent(package="com.github:copilot-sdk-java", version="0.3.0-java.2+candidate.abcdef0123",
+                    location=tmp_path / "envs" / "candidate", artifact=jar(tmp_path))
+    env.location.mkdir(parents=True)
+    env._install()
+    assert calls[0][0] == str(env.location / "_m2") and calls[0][1] == "install:install-file"
+    assert "<version>0.3.0-java.2</version>" in (env.location / "pom.xml").read_text()
+    published = JavaAgent(package="com.github:copilot-sdk-java", version="0.3.0-java.2",
+                          location=tmp_path / "envs" / "published")
+    assert published.local_repo == tmp_path / "envs" / "_m2"
+    no_pom = JavaAgent(package="com.github:copilot-sdk-java", version="x", location=tmp_path / "envs" / "bad",
+                       artifact=jar(tmp_path / "envs", pom=False))
+    no_pom.location.mkdir(parents=True)
+    with pytest.raises(UserError, match=r"pom\.xml"):
+        no_pom._install()

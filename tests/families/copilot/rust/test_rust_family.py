@@ -103,6 +103,20 @@ def test_a_release_without_the_runtime_feature_is_built_without_it(tmp_path: Pat
     assert '"runtime"' not in (a.location / "Cargo.toml").read_text()
 
 
+def test_a_candidate_crate_is_unpacked_and_built_in_place_of_the_registry_version(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.answers.test_gate import crate
+    a = RustAgent(package="github-copilot-sdk", version="1.0.28+candidate.abcdef0123", location=tmp_path / "env",
+                  artifact=crate(tmp_path))
+    a.location.mkdir()
+    fake_cargo(monkeypatch, (101, "error: could not compile `github-copilot-sdk` (lib) due to 1 previous error"))
+    a._install()
+    manifest = (a.location / "Cargo.toml").read_text()
+    unpacked = a.location / "crate" / "github-copilot-sdk-1.0.28"
+    assert f'path = "{unpacked}"' in manifest and 'version = "=' not in manifest
+    assert (unpacked / "Cargo.toml").is_file()
+
+
 def test_the_crate_itself_failing_to_compile_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = agent(tmp_path)
     a.location.mkdir()
