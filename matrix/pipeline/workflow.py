@@ -26,6 +26,7 @@ from matrix.pipeline.planning import Resolved, only_new, phases, resolve
 from matrix.pipeline.runner import Runner, pending
 from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Dataset, Sources
+from matrix.store.listed import LISTED, listed_of
 from matrix.store.results import Releases, Store, load_releases, save_releases
 
 __all__ = ["STEPS", "Reporter", "RunRequest", "RunState", "execute"]
@@ -117,9 +118,14 @@ def resolve_releases(state: RunState) -> RunState:
                               and v not in known.get(r.family, {}).get("cli", {}))] for r in state.resolved}
         state.ui.info("new releases: " + ("; ".join(f"{f}: {' '.join(v)}" for f, v in fresh.items() if v)
                                           or "none since the last run"))
+    # What the registries listed, whatever this run selected: the site lists what is not measured.
+    candidates = {c.label for c in req.candidates}
     save_releases(state.store.directory, {
         r.family: {"sdk": {x.version: x.released_at for x in r.sdk_releases if x.version in r.sdk_versions},
-                   "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions}}
+                   "cli": {x.version: x.released_at for x in r.cli_releases if x.version in r.cli_versions},
+                   f"sdk{LISTED}": listed_of(x for x in r.sdk_releases if x.version not in candidates),
+                   **({f"cli{LISTED}": listed_of(x for x in r.cli_releases if x.version not in candidates)}
+                      if r.cli_releases else {})}
         for r in state.resolved})
     return state
 

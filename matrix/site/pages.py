@@ -5,7 +5,10 @@ their notes, its own pages, what its ranges stand on) comes from the family."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
 
 from matrix import HARNESS_VERSION, __version__
 from matrix.answers.analysis import UpgradeAdvice, pairs, pin_lines, upgrade_advice
@@ -14,7 +17,8 @@ from matrix.families.base import SiteView
 from matrix.model import OUTCOME_INFO
 from matrix.site.answer_lines import AnswerLine, answer_lines
 from matrix.site.render import render
-from matrix.versions import sorted_versions
+from matrix.store.listed import LISTED, Unmeasured, unmeasured
+from matrix.versions import sort_key, sorted_versions
 
 __all__ = ["home", "home_page", "pins_page", "pins_page_data", "versions_index", "versions_index_data"]
 
@@ -78,13 +82,31 @@ class FamilyVersions:
     family: str
     sdks: list[str]
     clis: list[str]
+    # What each side's registry lists that has no cell, by why (never hidden).
+    sdk_unmeasured: list[Unmeasured] = field(default_factory=list)
+    cli_unmeasured: list[Unmeasured] = field(default_factory=list)
+    sdk_package: str = ""
+    cli_package: str = ""
+
+
+def _unmeasured(listed: Mapping[str, Mapping[str, str | None]], side: str, ecosystem: str | None,
+                measured: pd.Series) -> list[Unmeasured]:
+    kinds = {v: str(k) for v, k in listed.get(f"{side}{LISTED}", {}).items()}
+    return unmeasured(kinds, measured, get(ecosystem).key if ecosystem else sort_key)
 
 
 def versions_index_data(view: SiteView) -> list[FamilyVersions]:
     out = []
     for family in sorted(view.frame["family"].unique()):
         sub = pairs(view.rows, family)
-        out.append(FamilyVersions(family, sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"])))
+        fam = view.families.get(family)
+        rows = view.frame[view.frame["family"] == family]
+        listed = view.releases.get(family, {})
+        out.append(FamilyVersions(
+            family, sorted_versions(sub["sdk_version"]), sorted_versions(sub["cli_version"]),
+            _unmeasured(listed, "sdk", fam.sdk_ecosystem if fam else None, rows["sdk_version"]),
+            _unmeasured(listed, "cli", fam.cli_ecosystem if fam else None, rows["cli_version"]),
+            fam.sdk_package if fam else "", fam.cli_package if fam else ""))
     return out
 
 

@@ -21,6 +21,7 @@ from matrix.model import SCHEMA as ROW_SCHEMA
 from matrix.model import Outcome, Row
 from matrix.store import changelog
 from matrix.store.layout import row_file
+from matrix.store.listed import KINDS, LISTED
 from matrix.store.manifest import DATA_SCHEMA, INDEX, Manifest, digest, is_row_file, rows_in
 from matrix.store.results import Releases
 
@@ -142,6 +143,9 @@ def _typed(row: Row, typing: Typing | None) -> tuple[Row, str]:
     return typed, ""
 
 
+SIDES = ("sdk", "cli", f"sdk{LISTED}", f"cli{LISTED}")
+
+
 def _releases(path: str, raw: bytes, out: list[Violation]) -> dict[str, dict[str, str | None]]:
     try:
         data = json.loads(raw)
@@ -149,12 +153,18 @@ def _releases(path: str, raw: bytes, out: list[Violation]) -> dict[str, dict[str
         out.append(Violation(path, err.lineno, "releases", f"not JSON ({err.msg})"))
         return {}
     ok = isinstance(data, dict) and all(
-        side in ("sdk", "cli") and isinstance(versions, dict)
+        side in SIDES and isinstance(versions, dict)
         and all(isinstance(v, str) and (d is None or isinstance(d, str)) for v, d in versions.items())
         for side, versions in data.items())
     if not ok:
-        out.append(Violation(path, 0, "releases", 'not {"sdk": {version: date}, "cli": {version: date}}'))
+        out.append(Violation(path, 0, "releases", 'not {"sdk": {version: date}, "cli": {version: date}} and '
+                                                  f'what the registry listed ("sdk{LISTED}": {{version: kind}})'))
         return {}
+    for side in (s for s in data if s.endswith(LISTED)):
+        wrong = sorted(v for v, kind in data[side].items() if kind not in KINDS)
+        if wrong:
+            out.append(Violation(path, 0, "releases", f"{side}: {', '.join(wrong[:5])} listed as none of "
+                                                      f"{', '.join(KINDS)}"))
     return {str(side): dict(versions) for side, versions in data.items()}
 
 

@@ -86,6 +86,12 @@ def _stray(data: Path) -> None:
     (path.parent / f".{path.name}.a1b2c3.tmp").write_text(path.read_text()[:100])
 
 
+def _listed_kind(data: Path) -> None:
+    path = data / "copilot-python" / "releases.json"
+    releases = json.loads(path.read_text())
+    path.write_text(json.dumps({**releases, "sdk-listed": {"1.0.27": "release", "9.9.9": "beta"}}))
+
+
 def _index_gone(data: Path) -> None:
     (data / "index.json").unlink()
 
@@ -114,6 +120,9 @@ FAULTS: list[Fault] = [
           lambda d: rf"{re.escape(row_file_with(d).name)}:\d+: a second row for .*\[rule: duplicate\]"),
     Fault("row in another release's file", _moved, lambda d: r":\d+: a row of .* belongs in .*\[rule: placement\]"),
     Fault("stray temporary file", _stray, lambda d: r"\.a1b2c3\.tmp: not in index\.json .*\[rule: listed\]"),
+    Fault("a listed release of no kind", _listed_kind,
+          lambda d: r"releases\.json: sdk-listed: 9\.9\.9 listed as none of release, pre-release, yanked "
+                    r"\[rule: releases\]"),
     Fault("index.json deleted", _index_gone, lambda d: r"index\.json: missing: .*\[rule: index\]"),
     Fault("index.json garbage", _index_garbage, lambda d: r"index\.json: not the dataset's manifest .*\[rule: index\]"),
     Fault("index.json unknown schema", _index_schema,
