@@ -18,8 +18,8 @@ pytestmark = pytest.mark.integration
 
 SCRIPTS = ROOT / "scripts"
 # session_report.py installs nothing: its run is a unit test (tests/scripts/test_session_report.py).
-SMOKED = {"bench_cell.py", "bench_history.py", "bench_session.py", "cpu_split.py", "session_report.py",
-          "snapshot_pages.py", "timings.py"}
+SMOKED = {"bench_cell.py", "bench_history.py", "bench_session.py", "bench_targets.py", "cpu_split.py",
+          "session_report.py", "snapshot_pages.py", "timings.py"}
 
 
 def script(name: str, *args: str, timeout: float = 1200, env: dict[str, str] | None = None) -> str:
@@ -52,6 +52,13 @@ def test_bench_cell_times_a_real_cell_against_a_raw_client() -> None:
 def test_bench_session_times_a_real_session_against_a_raw_conversation() -> None:
     out = script("bench_session.py", "--sdk", "1.0.27", "--cli", "1.0.102", "--repeat", "1")
     assert "ratio harness / raw:" in out and "raw conversation (minimal JSON-RPC client)" in out
+
+
+def test_bench_targets_prints_each_figure_beside_its_target() -> None:
+    out = script("bench_targets.py", "--family", "copilot-python", "--sdk", "1.0.27", "--probe", "handshake",
+                 "--no-session", "--no-warm")
+    assert "issue 31's targets on" in out and "copilot-python: CLI " in out and "(handshake 1)" in out, out
+    assert "(a sample: not compared)" in out
 
 
 def test_bench_history_runs_a_tiny_history_and_everything_after_it(tmp_path: Path) -> None:
