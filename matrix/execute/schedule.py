@@ -2,9 +2,14 @@
 ahead of the cells on a thread of their own, and each CLI is released once its last cell
 is done.
 
-A cell that is still running after ``park_after`` seconds is waiting (an SDK on its own
-30 s timeout, a CLI that never answers), not computing: it gives its slot to the next
-cell and finishes parked. Cells keep their timeouts and verdicts; only the overlap changes.
+A cell that is still running after ``park_after`` seconds is most likely waiting (an SDK on
+its own 30 s timeout, a CLI that never answers): it gives its slot to the next cell and
+finishes parked, but only while the machine has CPU to spare (``may_park``). On a machine
+whose cores are all busy a long cell is computing, starved, and starting another beside it
+would starve both: it keeps its slot and asks again shortly. Without that check a busy run
+fed itself (every starved cell parked, every parked cell let one more in: 12 CLIs and a load
+of 20 on 2 cores, seen 2026-12-02). Cells keep their timeouts and verdicts; only the overlap
+changes.
 """
 
 from __future__ import annotations
@@ -18,11 +23,19 @@ from contextlib import contextmanager
 __all__ = ["Hold", "Prefetcher", "Slots", "Uses", "Window"]
 
 
+# How soon a cell that could not park (the machine busy) asks again.
+RETRY_PARK = 2.0
+
+
 class Slots:
-    def __init__(self, jobs: int, park_after: float) -> None:
+    def __init__(self, jobs: int, park_after: float, may_park: Callable[[], bool] = lambda: True,
+                 retry_park: float = RETRY_PARK) -> None:
         self._free = threading.Semaphore(jobs)
         self._park_after = park_after
+        self._may_park = may_park
+        self._retry_park = retry_park
         self.parked = 0  # cells that gave their slot back while still running (for the summary)
+        self.kept = 0  # times a long cell kept its slot because the machine was busy
         self._lock = threading.Lock()
 
     @contextmanager
@@ -56,12 +69,23 @@ class Hold:
                     self._slots.parked += 1
         self._slots._free.release()
 
-    def _arm(self) -> None:
+    def _arm(self, after: float | None = None) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = threading.Timer(self._slots._park_after, self._give_back, args=(True,))
+        self._timer = threading.Timer(self._slots._park_after if after is None else after, self._park)
         self._timer.daemon = True
         self._timer.start()
+
+    def _park(self) -> None:
+        if self._slots._may_park():
+            self._give_back(True)
+            return
+        with self._lock:
+            if not self._held:
+                return
+            with self._slots._lock:
+                self._slots.kept += 1
+            self._arm(self._slots._retry_park)
 
     def renew(self) -> None:
         with self._lock:

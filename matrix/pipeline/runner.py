@@ -26,7 +26,7 @@ from matrix.errors import InfraError, StorageError, UninstallableError
 from matrix.execute import proc
 from matrix.execute.environment import Environment, evict, make_env, with_retries
 from matrix.execute.forkserver import ForkServers
-from matrix.execute.load import load_per_core
+from matrix.execute.load import IdleShare, load_per_core
 from matrix.execute.schedule import Hold, Prefetcher, Slots, Uses, Window
 from matrix.execute.scratch import Scratch
 from matrix.families.base import Family
@@ -52,6 +52,9 @@ RETRY_OUTCOMES = {Outcome.INFRA_ERROR.value, Outcome.HARNESS_ERROR.value}
 # 6 jobs under perf while the test suite ran reached 18, and whole CLI columns of cells that
 # work became hangs.
 OVERLOADED_PER_CORE = 6.0
+# A long cell gives its slot to another only while at least this share of the CPU is idle:
+# then it is waiting, and another cell can use the core (a busy machine: it is computing).
+IDLE_TO_PARK = 0.25
 
 
 class _Evicted(Exception):
@@ -142,6 +145,7 @@ class Runner:
         self._uses: Uses | None = None  # during run(): which environments cells still need
         self._window: Window | None = None
         self.parked = 0
+        self.kept = 0  # times a long cell kept its slot: no CPU to spare (see Slots)
         self._held = threading.local()  # the slot of the cell this thread measures (run())
 
     # -- the Context a family measures with -----------------------------------------------
@@ -348,7 +352,8 @@ class Runner:
                     seen.add(env.location)
                     steps.append((cli_at, functools.partial(self._prepare, cell, env)))
         prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.reached, lambda: self.reaper.cancelled)
-        slots = Slots(jobs, self.plan.run.park_after)
+        idle = IdleShare()
+        slots = Slots(jobs, self.plan.run.park_after, may_park=lambda: idle() >= IDLE_TO_PARK)
 
         def one(cell: Cell, keys: list[Path], cli: Path | None) -> Row | None:
             if cli is not None:
@@ -388,5 +393,6 @@ class Runner:
             finally:
                 prefetch.close()
                 self.parked += slots.parked
+                self.kept += slots.kept
                 self._uses = self._window = None
         return rows

@@ -23,7 +23,7 @@ from matrix.model import Cell, Outcome, Row
 from matrix.pipeline.candidates import Candidate, with_candidates
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved, only_new, phases, resolve
-from matrix.pipeline.runner import Runner, pending
+from matrix.pipeline.runner import IDLE_TO_PARK, Runner, pending
 from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.listed import LISTED, listed_of
@@ -213,6 +213,9 @@ def summarize(state: RunState) -> RunState:
         if runner.parked:
             state.ui.info(f"parked: {runner.parked} cells still waiting after {req.plan.run.park_after:.0f}s "
                           "gave their CPU slot to the next cell")
+        if runner.kept:
+            state.ui.info(f"kept: {runner.kept} times a long cell kept its slot, the CPU busy (less than "
+                          f"{IDLE_TO_PARK:.0%} idle): it was computing, not waiting")
         if runner.env_seconds:
             state.ui.info("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
     state.ui.report(state.sources, [r.family for r in state.resolved])

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from matrix.execute.environment import FINGERPRINT, evict
+from matrix.execute.load import IdleShare
 from matrix.execute.schedule import Prefetcher, Slots, Uses, Window
 
 
@@ -35,6 +36,30 @@ def test_a_cell_that_waits_past_park_after_gives_its_slot_to_the_next() -> None:
     waiting.join(2)
     # The parked cell does not hand back a second slot when it ends.
     assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)
+
+
+def test_a_long_cell_keeps_its_slot_while_the_machine_has_no_cpu_to_spare() -> None:
+    busy = [True]
+    slots = Slots(jobs=1, park_after=0.1, may_park=lambda: not busy[0], retry_park=0.1)
+    with slots.hold():
+        time.sleep(0.3)
+        assert slots.parked == 0 and slots.kept >= 1
+        assert not slots._free.acquire(blocking=False)  # still held: it is computing, not waiting
+        busy[0] = False
+        deadline = time.monotonic() + 5
+        while slots.parked == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert slots.parked == 1  # asked again once a core was idle, and parked
+    assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)
+
+
+def test_the_idle_share_is_a_fraction_read_at_most_once_per_interval() -> None:
+    share = IdleShare(every=0.05)
+    first = share()
+    assert 0.0 <= first <= 1.0
+    sum(range(2_000_000))
+    time.sleep(0.06)
+    assert 0.0 <= share() <= 1.0
 
 
 def test_a_quick_cell_is_not_counted_as_parked() -> None:
