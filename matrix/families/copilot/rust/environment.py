@@ -11,6 +11,7 @@ built without it."""
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import re
@@ -33,6 +34,12 @@ RUST_BUILD_ERRORS = "build-errors.txt"
 SDK_DIR = "sdk-dir.txt"
 # Tried in order: the first feature set the release declares (no default features either way).
 FEATURES = (("runtime",), ())
+# The agent's own build variants, tried in order for each feature set: ``prepared`` opens a
+# session with Client::prepare_session (1.0.13 on), subscribing before its first event; without
+# it, with create_session and a subscription right after (all an older release lets an
+# application do). Where the agent does not compile with ``prepared``, it is built again
+# without it (the handshake needs neither).
+AGENT_VARIANTS = (("prepared",), ())
 # cargo's words for a requirement the registry has no version for.
 _GONE = re.compile(r"(failed to select a version for the requirement|no matching package named|"
                    r"could not find .* in registry)")
@@ -41,9 +48,19 @@ _UNKNOWN_FEATURE = re.compile(r"does not have (that|these) features?|feature `?\
 _CRATE_FAILED = re.compile(r"could not compile `([\w-]+)`")
 # The release has no library by the crate's name at all (0.0.0 holds the name, nothing else).
 _NO_LIBRARY = re.compile(r"unlinked crate `github_copilot_sdk`")
+AGENT_FAILED = "the agent does not compile against this release (its client API differs)"
 NO_LIBRARY = "the release has no library github_copilot_sdk: nothing in it for an application to call"
 # The first build of the shared dependencies takes minutes on two cores.
 BUILD_TIMEOUT = 2400.0
+
+
+class _Then(enum.Enum):
+    """What follows one build of the agent."""
+
+    BUILT = "built"
+    VARIANT = "the agent's next variant"
+    FEATURES = "the next feature set"
+    VERDICT = "the compiler's words are the verdict"
 
 
 def _slug(version: str) -> str:
@@ -60,7 +77,8 @@ class RustAgent(Environment):
 
     def fingerprint(self) -> dict[str, str]:
         argv, _ = cargo_command("--version")
-        source = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(RUST_AGENT_SOURCE.rglob("*.rs")))).hexdigest()
+        source = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(RUST_AGENT_SOURCE.rglob("*.rs")))
+                                + repr((FEATURES, AGENT_VARIANTS)).encode()).hexdigest()
         return {**super().fingerprint(), "cargo": tool_version(argv), "agent": source[:16]}
 
     @property
@@ -84,17 +102,20 @@ class RustAgent(Environment):
     def healthy(self) -> bool:
         return self.binary.exists() or (self.location / RUST_BUILD_ERRORS).exists()
 
-    def _manifest(self, features: tuple[str, ...]) -> str:
+    def _manifest(self, features: tuple[str, ...], agent: tuple[str, ...] = ()) -> str:
         if self.artifact is not None:  # a candidate's crate, unpacked, in place of a registry version
             source = f'path = "{self._unpacked()}"'
         else:
             source = f'version = "={self.version}"'
         return (f'[package]\nname = "{self._bin}"\nversion = "0.0.0"\nedition = "2021"\n'
                 f'publish = false\n\n[[bin]]\nname = "{self._bin}"\npath = "src/main.rs"\n\n'
+                f'[features]\ndefault = {json.dumps(list(agent))}\nprepared = []\n\n'
                 f'[dependencies]\n{CRATE} = {{ {source}, default-features = false, '
                 f'features = {json.dumps(list(features))} }}\n'
                 'tokio = { version = "1", features = ["rt-multi-thread", "macros", "time"] }\n'
-                'serde_json = "1"\n\n[workspace]\n')
+                # The crate's own dependencies (the same versions and features): the probes'
+                # handlers (async-trait), reading an event (serde), the SDK's log (tracing).
+                'serde_json = "1"\nserde = "1"\nasync-trait = "0.1"\ntracing = "0.1"\n\n[workspace]\n')
 
     def _install(self) -> None:
         shutil.copytree(RUST_AGENT_SOURCE / "src", self.location / "src", dirs_exist_ok=True)
@@ -106,34 +127,52 @@ class RustAgent(Environment):
                # No debug info: a third of the build and link time, and nothing reads it.
                "CARGO_PROFILE_DEV_DEBUG": "0"}
         timeout = max(self.install_timeout, BUILD_TIMEOUT)
-        failures = []
+        failures: list[str] = []
         for features in FEATURES:
-            (self.location / "Cargo.toml").write_text(self._manifest(features))
-            res = proc.run(proc.Request(argv, env, self.location, timeout=timeout))
-            text = res.stdout + res.stderr
-            if res.ok:
-                shutil.copy2(self.target_dir / "debug" / self._bin, self.binary)
-                (self.location / "variant.txt").write_text(",".join(features) or "no features")
-                self._find_sdk_dir(env)
+            for agent in AGENT_VARIANTS:
+                then = self._build(argv, env, timeout, features, agent, failures)
+                if then is not _Then.VARIANT:
+                    break
+            if then is _Then.BUILT:
                 return
-            if res.timed_out or NO_SPACE.search(text):
-                raise InfraError(f"building the agent for {self.package} {self.version}",
-                                 "disk full" if NO_SPACE.search(text) else f"timed out after {timeout:.0f}s")
-            if _UNKNOWN_FEATURE.search(text):
-                failures.append(f"$ cargo build (features {list(features)})\n{text.strip()[-1500:]}")
-                continue
-            if not _CRATE_FAILED.search(text):
-                # Resolving or downloading failed: the registry's answer, or ours (never a verdict).
-                log = self._write_log(list(argv), res)
-                if _GONE.search(text):
-                    raise UninstallableError(self.package, self.version, last_error_line(text, _GONE))
-                raise InfraError(f"building the agent for {self.package} {self.version}",
-                                 last_error_line(text, _GONE), log)
-            # Last: the verdict's message is the tail of these words.
-            failures.append(f"$ cargo build (features {list(features)})\n{text.strip()[-3000:]}\n"
-                            f"{self._who_failed(text)}")
-            break
+            if then is _Then.VERDICT:
+                break
         (self.location / RUST_BUILD_ERRORS).write_text("\n\n".join(failures))
+
+    def _build(self, argv: tuple[str, ...], env: dict[str, str], timeout: float, features: tuple[str, ...],
+               agent: tuple[str, ...], failures: list[str]) -> _Then:
+        """One build, and what follows it: the agent is built, the agent's next variant or the
+        next feature set is tried, or the compiler's words (appended last to ``failures``) are
+        the release's verdict."""
+        (self.location / "Cargo.toml").write_text(self._manifest(features, agent))
+        res = proc.run(proc.Request(argv, env, self.location, timeout=timeout))
+        text = res.stdout + res.stderr
+        what = f"$ cargo build (features {list(features)}, agent {list(agent)})"
+        if res.ok:
+            shutil.copy2(self.target_dir / "debug" / self._bin, self.binary)
+            (self.location / "variant.txt").write_text(",".join(features) or "no features")
+            self._find_sdk_dir(env)
+            return _Then.BUILT
+        if res.timed_out or NO_SPACE.search(text):
+            raise InfraError(f"building the agent for {self.package} {self.version}",
+                             "disk full" if NO_SPACE.search(text) else f"timed out after {timeout:.0f}s")
+        if _UNKNOWN_FEATURE.search(text):
+            failures.append(f"{what}\n{text.strip()[-1500:]}")
+            return _Then.FEATURES
+        if not _CRATE_FAILED.search(text):
+            # Resolving or downloading failed: the registry's answer, or ours (never a verdict).
+            log = self._write_log(list(argv), res)
+            if _GONE.search(text):
+                raise UninstallableError(self.package, self.version, last_error_line(text, _GONE))
+            raise InfraError(f"building the agent for {self.package} {self.version}",
+                             last_error_line(text, _GONE), log)
+        who = self._who_failed(text)
+        if who == AGENT_FAILED and agent != AGENT_VARIANTS[-1]:
+            failures.append(f"{what}\n{text.strip()[-1500:]}")
+            return _Then.VARIANT
+        # Last: the verdict's message is the tail of these words.
+        failures.append(f"{what}\n{text.strip()[-3000:]}\n{who}")
+        return _Then.VERDICT
 
     def _unpacked(self) -> Path:
         """The candidate's sources: a ``.crate`` (what ``cargo package`` makes) unpacked into this
@@ -162,7 +201,7 @@ class RustAgent(Environment):
             return (f"the crate {CRATE} itself does not compile here (a user building it with this toolchain "
                     "hits the same)")
         if crates and all(c.startswith("agent-") for c in crates):
-            return "the agent does not compile against this release (its client API differs)"
+            return AGENT_FAILED
         return f"a dependency does not compile: {', '.join(sorted(crates))}"
 
     def _find_sdk_dir(self, env: dict[str, str]) -> None:

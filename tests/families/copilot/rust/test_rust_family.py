@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from matrix.ecosystems.base import Run
 from matrix.errors import InfraError, UninstallableError
 from matrix.execute import proc
+from matrix.families.copilot import rust as rust_family
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.rust import environment as rust_env
+from matrix.families.copilot.rust import measure as rust_measure
 from matrix.families.copilot.rust.ecosystem import ECOSYSTEM, _index_path, fetch_crate, index_entries
 from matrix.families.copilot.rust.environment import RUST_BUILD_ERRORS, RustAgent
-from matrix.families.copilot.rust.measure import run_rust_handshake
+from matrix.families.copilot.rust.measure import run_rust_handshake, run_rust_session, run_rust_tolerance
 from matrix.families.registry import FAMILIES
-from matrix.model import Outcome
+from matrix.model import Cell, Outcome
 
 
 def entry(*versions: tuple[str, bool]) -> bytes:
@@ -87,20 +91,57 @@ def fake_cargo(monkeypatch: pytest.MonkeyPatch, *answers: tuple[int, str]) -> li
     return calls
 
 
+NO_RUNTIME = (101, "error: failed to select a version for `github-copilot-sdk`.\n"
+                   "package `agent` depends on `github-copilot-sdk` with feature `runtime` but "
+                   "`github-copilot-sdk` does not have that feature.")
+AGENT_FAILS = (101, "error[E0432]: unresolved import `github_copilot_sdk::Client`\n"
+                    "error: could not compile `agent-9_9_9` (bin \"agent-9_9_9\") due to 1 previous error")
+NO_PREPARE = (101, "error[E0599]: no method named `prepare_session` found for reference `&Client`\n"
+                   "error: could not compile `agent-9_9_9` (bin \"agent-9_9_9\") due to 1 previous error")
+
+
+def built(a: RustAgent) -> tuple[int, str]:
+    """cargo succeeding: the binary where cargo leaves it."""
+    out = a.target_dir / "debug" / "agent-9_9_9"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("")
+    return (0, "")
+
+
 def test_a_release_without_the_runtime_feature_is_built_without_it(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     a = agent(tmp_path)
     a.location.mkdir()
-    calls = fake_cargo(monkeypatch, (101, "error: failed to select a version for `github-copilot-sdk`.\n"
-                                         "package `agent` depends on `github-copilot-sdk` with feature `runtime` but "
-                                         "`github-copilot-sdk` does not have that feature."),
-                       (101, "error[E0432]: unresolved import `github_copilot_sdk::Client`\n"
-                             "error: could not compile `agent-9_9_9` (bin \"agent-9_9_9\") due to 1 previous error"))
+    # runtime + prepared: no such feature; no features + prepared, then none: the agent fails.
+    calls = fake_cargo(monkeypatch, NO_RUNTIME, AGENT_FAILS, AGENT_FAILS)
     a._install()
-    assert len([c for c in calls if "build" in c]) == 2
+    assert len([c for c in calls if "build" in c]) == 3
     errors = a.build_errors or ""
     assert "the agent does not compile against this release" in errors and "E0432" in errors
-    assert '"runtime"' not in (a.location / "Cargo.toml").read_text()
+    assert errors.rstrip().endswith("(its client API differs)")
+    manifest = (a.location / "Cargo.toml").read_text()
+    assert '"runtime"' not in manifest and "default = []" in manifest
+
+
+def test_a_release_before_prepare_session_is_built_without_the_agents_prepared_variant(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = agent(tmp_path)
+    a.location.mkdir()
+    calls = fake_cargo(monkeypatch, NO_PREPARE, built(a), (101, "error: metadata not available offline"))
+    a._install()
+    assert [c[1] for c in calls] == ["build", "build", "metadata"]
+    assert a.build_errors is None and a.binary.exists()
+    manifest = (a.location / "Cargo.toml").read_text()
+    assert 'features = ["runtime"]' in manifest and "default = []" in manifest
+    assert (a.location / "variant.txt").read_text() == "runtime"
+
+
+def test_the_agent_asks_for_prepare_session_first_and_the_crates_own_dependencies(tmp_path: Path) -> None:
+    manifest = agent(tmp_path)._manifest(("runtime",), ("prepared",))
+    assert 'default = ["prepared"]\nprepared = []' in manifest
+    for dep in ('async-trait = "0.1"', 'tracing = "0.1"', 'serde = "1"'):
+        assert dep in manifest
+    assert "default = []" in agent(tmp_path)._manifest(("runtime",))
 
 
 def test_a_candidate_crate_is_unpacked_and_built_in_place_of_the_registry_version(
@@ -162,3 +203,68 @@ def test_a_release_with_no_library_is_not_applicable(tmp_path: Path, monkeypatch
     row = run_rust_handshake(cell, a, CliInstall("1.0.102", tmp_path / "entry.js", None, "", {}),
                              Runtime("node20", tmp_path / "node"))
     assert row.outcome == Outcome.NOT_APPLICABLE.value and row.error_type == "NoLibrary"
+
+
+def cli_and_runtime(tmp_path: Path) -> tuple[CliInstall, Runtime]:
+    return CliInstall("1.0.102", tmp_path / "entry.js", None, "", {}), Runtime("node20", tmp_path / "node")
+
+
+@pytest.mark.parametrize(("probe", "mutation"), [("tolerance", "event.unknown-type"), ("session", "")])
+def test_a_build_error_is_the_verdict_of_every_probe(tmp_path: Path, probe: str, mutation: str) -> None:
+    a = agent(tmp_path)
+    a.location.mkdir()
+    (a.location / RUST_BUILD_ERRORS).write_text("error[E0599]: no method named `prepare_session`\n"
+                                                "the agent does not compile against this release")
+    cell = HandshakeCell("copilot-rust", "9.9.9", "1.0.102", 60, 30, 5, tmp_path / "scratch")
+    cli, runtime = cli_and_runtime(tmp_path)
+    if probe == "tolerance":
+        row = run_rust_tolerance(cell, mutation, a, cli, runtime, tmp_path / "results")
+    else:
+        row = run_rust_session(cell, a, cli, runtime, tmp_path / "results")
+    assert (row.probe, row.mutation, row.outcome, row.error_type) == (probe, mutation, Outcome.CRASHED.value,
+                                                                      "CompileError")
+    assert "E0599" in (row.error_message or "")
+    (a.location / RUST_BUILD_ERRORS).write_text(f"error: unlinked crate\n{rust_env.NO_LIBRARY}")
+    row = run_rust_session(cell, a, cli, runtime, tmp_path / "results")
+    assert (row.probe, row.outcome, row.error_type) == ("session", Outcome.NOT_APPLICABLE.value, "NoLibrary")
+
+
+def test_a_built_agent_runs_the_shared_probes_with_its_crates_directory(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    a = agent(tmp_path)
+    a.location.mkdir()
+    (a.location / "sdk-dir.txt").write_text("/registry/github-copilot-sdk-9.9.9\n")
+    seen: dict[str, tuple[Any, ...]] = {}
+
+    def fake(name: str) -> Any:
+        def run(*args: Any) -> str:
+            seen[name] = args
+            return name
+        return run
+
+    monkeypatch.setattr(rust_measure, "run_tolerance", fake("tolerance"))
+    monkeypatch.setattr(rust_measure, "run_session", fake("session"))
+    cell = HandshakeCell("copilot-rust", "9.9.9", "1.0.102", 60, 30, 5, tmp_path / "scratch")
+    cli, runtime = cli_and_runtime(tmp_path)
+    assert run_rust_tolerance(cell, "history.extra-field", a, cli, runtime, tmp_path / "r") == "tolerance"  # type: ignore[comparison-overlap]
+    agent_arg, command, cfg, _cell, rule = seen["tolerance"][:5]
+    assert agent_arg is None and command.prefix == (str(a.binary),) and rule == "history.extra-field"
+    assert cfg == {"sdk_dir": "/registry/github-copilot-sdk-9.9.9"}
+    assert run_rust_session(cell, a, cli, runtime, tmp_path / "r") == "session"  # type: ignore[comparison-overlap]
+    assert seen["session"][2] == {"sdk_dir": "/registry/github-copilot-sdk-9.9.9", "probe": "session"}
+
+
+def test_the_family_dispatches_each_probe_to_its_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fam = FAMILIES["copilot-rust"]
+    assert fam.probes == ("handshake", "session", "tolerance") and fam.phases == fam.probes
+    calls: list[tuple[str, str]] = []
+    for name in ("run_rust_handshake", "run_rust_session", "run_rust_tolerance"):
+        monkeypatch.setattr(rust_family, name, lambda *args, _n=name: calls.append((_n, str(args[1]))) or _n)
+    ctx = SimpleNamespace(results=tmp_path / "r", reaper=None)
+    cell = HandshakeCell("copilot-rust", "9.9.9", "1.0.102", 60, 30, 5, tmp_path / "scratch")
+    cli, runtime = cli_and_runtime(tmp_path)
+    for probe, mutation in (("tolerance", "event.control"), ("session", ""), ("handshake", "")):
+        fam.run(Cell("copilot-rust", "9.9.9", "1.0.102", probe, mutation), cell, agent(tmp_path), cli, runtime,
+                ctx)  # type: ignore[arg-type]
+    assert [c[0] for c in calls] == ["run_rust_tolerance", "run_rust_session", "run_rust_handshake"]
+    assert calls[0][1] == "event.control"

@@ -5,12 +5,17 @@
 // stop, watches what the SDK started until it is gone, and prints one report line.
 //
 // Usage: agent '{"cli_path": P, "step_timeout": 30, "leak": 5, "dead_cli": 5, "sdk_dir": D}'
+// (a "rule" runs the tolerance probe instead (tolerance.rs), "probe": "session" the session
+// probe (session.rs); both report as the Go agent does, so the harness classifies them alike)
 //
 // The client API this agent calls (Client::start, ClientOptions.program = CliProgram::Path,
 // ping(Option<&str>), get_status(), protocol_version(), stop(), force_stop()) is the same in
 // every release that has a client; a release without it does not compile, and the compiler's
 // words are that release's verdict.
 
+mod conversation;
+mod session;
+mod tolerance;
 mod watch;
 
 use std::future::Future;
@@ -138,6 +143,19 @@ async fn main() {
     options.program = CliProgram::Path(cli_path);
     report.step("construct", true, 0.0, None, None);
     report.doc.insert("api".into(), json!({"program": "CliProgram::Path", "start": "Client::start(ClientOptions)"}));
+
+    let rule = cfg["rule"].as_str().unwrap_or("");
+    if !rule.is_empty() || cfg["probe"] == "session" {
+        conversation::capture_warnings();
+        if rule.is_empty() {
+            session::run(options, &cfg, &mut report, timeout).await;
+        } else {
+            tolerance::run(options, &cfg, &mut report, timeout).await;
+        }
+        report.doc.insert("warnings".into(), conversation::warnings());
+        report.print();
+        std::process::exit(0);
+    }
 
     let (started, secs) = call(Client::start(options), timeout, watch.as_mut(), "start").await;
     let client = match started {
