@@ -18,7 +18,7 @@ RELEASE, PRERELEASE, YANKED = "release", "pre-release", "yanked"
 KINDS = (RELEASE, PRERELEASE, YANKED)
 
 # Why each group was not measured, in the order shown.
-OLDER_PREVIEW = "pre-releases older than the newest release (a preview channel's user has moved on from them)"
+OLDER_PREVIEW = "pre-releases older than the newest release (the preview channel has moved past them)"
 NEWER_PREVIEW = "pre-releases newer than the newest release, not measured yet"
 YANKED_WHY = "yanked from the registry (no new install gets them)"
 NOT_YET = "releases not measured yet (no selection has included them)"
