@@ -5,7 +5,8 @@ into and a reviewer reads as a diff.
 Layout (``DATA_SCHEMA``)::
 
     data/index.json                          the manifest: schema, families, every file's rows and checksum
-    data/<family>/releases.json              release dates of every measured version
+    data/<family>/releases.json              release dates of every measured version, and what the
+                                             registries list (``<side>-listed``: see listed.py)
     data/<family>/<probe>/<side>-<version>.jsonl
     data/evidence/<family>/...jsonl.gz       transcripts and stand-in logs, compressed
     data/changelog.jsonl                     one entry per fold: releases added, verdicts moved
