@@ -1,21 +1,21 @@
 """copilot-java: the Maven artifact ``com.github:copilot-sdk-java`` against the ``@github/copilot``
 CLI (npm). Each release the repositories serve is resolved by Maven (its jar and dependencies)
-and a Java agent is compiled against it; its releases come through mvn (``ecosystem.py``,
-registered as the ecosystem ``maven``), so a release is picked up as soon as it is served."""
+and a Java agent is compiled against it, which runs every probe (``measure.py``); its releases
+come through mvn (``ecosystem.py``, registered as the ecosystem ``maven``), so a release is
+picked up as soon as it is served."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from matrix.execute.environment import Environment
 from matrix.families.base import Context, MakeEnv
-from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.compiled import run_compiled_handshake
 from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.java.environment import JavaAgent
+from matrix.families.copilot.java.measure import run_java_handshake, run_java_session, run_java_tolerance
+from matrix.families.copilot.payload import SESSION
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotJava", "family"]
@@ -23,7 +23,7 @@ __all__ = ["CopilotJava", "family"]
 
 @dataclass(frozen=True)
 class CopilotJava(CopilotFamily):
-    phases: tuple[str, ...] = ("handshake",)
+    phases: tuple[str, ...] = ("handshake", "session", "tolerance")
 
     def sdk_environment(self, cell: Cell, make: MakeEnv) -> Environment:
         return make(JavaAgent, "sdk", self.sdk_package, cell.sdk_version)
@@ -31,12 +31,11 @@ class CopilotJava(CopilotFamily):
     def run(self, cell: Cell, hs: HandshakeCell, sdk: Environment, cli: CliInstall, runtime: Runtime,
             ctx: Context) -> Row:
         assert isinstance(sdk, JavaAgent)
-        def extra(run: AgentRun) -> dict[str, Any]:
-            return {"ping_protocol": run.report.extra.get("ping_protocol")} if run.report else {}
-
-        # The class path is resolved before the agent compiles: it is there when javac failed too.
-        return run_compiled_handshake(hs, AgentCommand(sdk.command()), sdk.build_errors, sdk.classes, cli, runtime,
-                                      ctx.reaper, extra)
+        if cell.probe == "tolerance":
+            return run_java_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+        if cell.probe == SESSION:
+            return run_java_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
+        return run_java_handshake(hs, sdk, cli, runtime, ctx.reaper)
 
 
 family = CopilotJava(
@@ -44,5 +43,5 @@ family = CopilotJava(
     description="the Maven artifact com.github:copilot-sdk-java against the @github/copilot CLI (npm)",
     sdk_ecosystem="maven",
     sdk_package="com.github:copilot-sdk-java",
-    probes=("handshake",),
+    probes=("handshake", "session", "tolerance"),
 )

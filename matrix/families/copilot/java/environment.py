@@ -18,12 +18,25 @@ from matrix.execute import proc
 from matrix.execute.environment import NO_SPACE, Environment, tool_version
 from matrix.families.copilot.java.mvntool import mvn_command
 
-__all__ = ["JAVA_BUILD_ERRORS", "JavaAgent"]
+__all__ = ["JAVA_BUILD_ERRORS", "JavaAgent", "agent_digest", "agent_sources"]
 
-AGENT_SOURCE = Path(__file__).parent / "agent" / "Agent.java"
+AGENT_DIR = Path(__file__).parent / "agent"
 JAVA_BUILD_ERRORS = "build-errors.txt"
 CLASSPATH = "classpath.txt"
 _GONE = re.compile(r"(Could not find artifact|was not found in|Could not resolve dependencies)")
+
+
+def agent_sources() -> list[Path]:
+    """The agent's sources (Agent.java and the probes it runs), in a stable order."""
+    return sorted(AGENT_DIR.glob("*.java"))
+
+
+def agent_digest() -> str:
+    """What the fingerprint keeps of the agent: every source, by name and content."""
+    h = hashlib.sha256()
+    for source in agent_sources():
+        h.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def _tool(name: str) -> str:
@@ -39,7 +52,7 @@ class JavaAgent(Environment):
 
     def fingerprint(self) -> dict[str, str]:
         return {**super().fingerprint(), "javac": tool_version((_tool("javac"), "-version")),
-                "agent": hashlib.sha256(AGENT_SOURCE.read_bytes()).hexdigest()[:16]}
+                "agent": agent_digest()}
 
     @property
     def local_repo(self) -> Path:
@@ -74,9 +87,11 @@ class JavaAgent(Environment):
             f'<version>{version}</version></dependency></dependencies></project>\n')
         argv, env = mvn_command(self.local_repo, "dependency:build-classpath", f"-Dmdep.outputFile={CLASSPATH}")
         self._run_installer(list(argv), _GONE, env)
-        shutil.copy(AGENT_SOURCE, self.location / "Agent.java")
+        names = [source.name for source in agent_sources()]
+        for name in names:
+            shutil.copy(AGENT_DIR / name, self.location / name)
         cp = (self.location / CLASSPATH).read_text().strip()
-        res = proc.run(proc.Request((_tool("javac"), "-d", str(self.classes), "-cp", cp, "Agent.java"), env,
+        res = proc.run(proc.Request((_tool("javac"), "-d", str(self.classes), "-cp", cp, *names), env,
                                     self.location, timeout=self.install_timeout))
         if res.ok:
             return
@@ -84,7 +99,7 @@ class JavaAgent(Environment):
             raise InfraError(f"compiling the agent for {self.package} {self.version}",
                              "disk full" if NO_SPACE.search(res.stderr) else "timed out")
         (self.location / JAVA_BUILD_ERRORS).write_text(
-            f"$ javac Agent.java\n{(res.stdout + res.stderr).strip()[-3000:]}\n"
+            f"$ javac {' '.join(names)}\n{(res.stdout + res.stderr).strip()[-3000:]}\n"
             "the agent does not compile against this release (its client API differs)")
 
     def _install_candidate(self) -> str:

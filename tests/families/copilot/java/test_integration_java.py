@@ -39,3 +39,41 @@ def test_the_newest_cli_is_judged_from_what_the_sdk_did(results: tuple[pd.DataFr
         assert r["outcome"] == "crashed" and "timestamp" in r["error_message"]
     else:
         assert r["outcome"] in ("compatible", "degraded", "refused"), r["error_message"]
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """The one release the repositories serve, with the CLI it connects to: two tolerance rules
+    and a session (measured on 2026-12-02: surfaced, lost, compatible)."""
+    from matrix.execute import proc
+    from matrix.execute.cache import cache_root
+    from matrix.pipeline.config import Plan
+    from matrix.pipeline.runner import Cell, Runner
+    from matrix.store.results import Store, load_frame
+
+    out = tmp_path_factory.mktemp("java-probes")
+    cells = [Cell("copilot-java", "0.3.0-java.2", "1.0.50", "tolerance", rule)
+             for rule in ("event.unknown-type", "event.unknown-enum-value")]
+    cells.append(Cell("copilot-java", "0.3.0-java.2", "1.0.50", "session"))
+    Runner(Plan.model_validate({"families": {"copilot-java": {}}}), Store(out), cache_root(), proc.Reaper()).run(
+        cells, jobs=2)
+    return load_frame(out)[0]
+
+
+def test_an_unknown_event_type_reaches_the_application_with_its_type(probes: pd.DataFrame) -> None:
+    r = probes[probes["mutation"] == "event.unknown-type"].iloc[0]
+    assert r["outcome"] == "surfaced", r["error_message"]
+    assert r["detail"]["observed"]["mutated"]["raw_type"] == "compat_matrix.unknown_event"
+
+
+def test_an_event_with_an_unknown_enum_value_is_lost_with_the_sdks_own_log_as_evidence(
+        probes: pd.DataFrame) -> None:
+    r = probes[probes["mutation"] == "event.unknown-enum-value"].iloc[0]
+    assert r["outcome"] == "lost" and r["error_type"] == "DecodeError"
+    assert "Error handling session event" in r["error_message"]
+
+
+def test_a_session_holds_every_scripted_turn_through_the_provider(probes: pd.DataFrame) -> None:
+    r = probes[probes["probe"] == "session"].iloc[0]
+    assert r["outcome"] in ("compatible", "surfaced"), r["error_message"]
+    assert [t["held"] for t in r["turns"]] == [True] * 4 and r["route"] == "provider"

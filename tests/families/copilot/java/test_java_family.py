@@ -1,10 +1,11 @@
 """Our logic for the Java family: Maven's metadata and version order, Maven and Gradle range
-syntax, and a release the agent does not compile against (fakes; real builds: the
-integration suite)."""
+syntax, a release the agent does not compile against, and how each probe reaches the agent
+(fakes; real builds: the integration suite)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,10 +13,14 @@ from matrix.ecosystems.base import Run
 from matrix.errors import InfraError
 from matrix.execute import proc
 from matrix.execute.environment import make_env
+from matrix.families.copilot.cli import CliInstall, Runtime
+from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.java import ecosystem as maven
+from matrix.families.copilot.java import environment as java_environment
 from matrix.families.copilot.java.ecosystem import ECOSYSTEM, fetch_maven, maven_key, metadata_versions
 from matrix.families.copilot.java.environment import JavaAgent
 from matrix.families.registry import FAMILIES
+from matrix.model import Cell
 
 METADATA = """<?xml version="1.0" encoding="UTF-8"?>
 <metadata><groupId>com.github</groupId><artifactId>copilot-sdk-java</artifactId>
@@ -96,3 +101,143 @@ def test_a_candidate_jar_is_installed_into_a_local_repository_of_its_own_under_i
     no_pom.location.mkdir(parents=True)
     with pytest.raises(UserError, match=r"pom\.xml"):
         no_pom._install()
+
+
+# -- the tolerance and session probes: what the Python side does around the agent -------------
+
+def _built_agent(tmp_path: Path, errors: str | None = None) -> JavaAgent:
+    agent = JavaAgent(package="com.github:copilot-sdk-java", version="0.3.0-java.2", location=tmp_path / "env")
+    agent.location.mkdir()
+    (agent.location / "classpath.txt").write_text("/m2/copilot-sdk-java.jar:/m2/jackson.jar\n")
+    if errors is not None:
+        (agent.location / "build-errors.txt").write_text(errors)
+    return agent
+
+
+def _cell(tmp_path: Path) -> HandshakeCell:
+    return HandshakeCell("copilot-java", "0.3.0-java.2", "1.0.50", 60, 30, 5, tmp_path / "scratch")
+
+
+def test_the_family_runs_the_three_probes_the_other_copilot_families_run() -> None:
+    fam = FAMILIES["copilot-java"]
+    assert set(fam.probes) == set(fam.phases) == {"handshake", "session", "tolerance"}
+
+
+@pytest.mark.parametrize(("probe", "mutation", "expected"), [
+    ("tolerance", "event.unknown-type", "tolerance"), ("session", "", "session"), ("handshake", "", "handshake")])
+def test_run_hands_each_probe_to_its_own_measurement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: str,
+                                                     mutation: str, expected: str) -> None:
+    import matrix.families.copilot.java as java_family
+    called: list[tuple[str, tuple[object, ...]]] = []
+    for name in ("handshake", "session", "tolerance"):
+        monkeypatch.setattr(java_family, f"run_java_{name}",
+                            lambda *a, _n=name: called.append((_n, a)) or "row")  # type: ignore[func-returns-value]
+    ctx = SimpleNamespace(results=tmp_path / "results", reaper=proc.Reaper())
+    cli = CliInstall("1.0.50", tmp_path / "entry.js", None, "", {})
+    cell = Cell("copilot-java", "0.3.0-java.2", "1.0.50", probe, mutation)
+    got = java_family.family.run(cell, _cell(tmp_path), _built_agent(tmp_path), cli,
+                                 Runtime("node20", tmp_path / "node"), ctx)  # type: ignore[arg-type]
+    assert got == "row" and [name for name, _ in called] == [expected]
+    if expected == "tolerance":
+        assert called[0][1][1] == "event.unknown-type"  # the rule, as the cell names it
+
+
+@pytest.mark.parametrize(("probe", "mutation"), [("handshake", ""), ("tolerance", "event.unknown-type"),
+                                                 ("session", "")])
+def test_a_release_the_agent_does_not_compile_against_is_crashed_for_every_probe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: str, mutation: str) -> None:
+    from matrix.families.copilot.java import measure
+    from matrix.model import Outcome
+
+    def never(*_a: object, **_k: object) -> None:
+        raise AssertionError("the agent was run though it never compiled")
+
+    monkeypatch.setattr(measure, "run_tolerance", never)
+    monkeypatch.setattr(measure, "run_session", never)
+    agent = _built_agent(tmp_path, "Session.java:42: error: cannot find symbol SessionConfig.setOnEvent")
+    cli = CliInstall("1.0.50", tmp_path / "entry.js", None, "", {})
+    runtime = Runtime("node20", tmp_path / "node")
+    cell, results = _cell(tmp_path), tmp_path / "results"
+    if probe == "handshake":
+        row = measure.run_java_handshake(cell, agent, cli, runtime)
+    elif probe == "tolerance":
+        row = measure.run_java_tolerance(cell, mutation, agent, cli, runtime, results)
+    else:
+        row = measure.run_java_session(cell, agent, cli, runtime, results)
+    assert (row.probe, row.mutation) == (probe, mutation)
+    assert row.outcome == Outcome.CRASHED.value and row.error_type == "CompileError"
+    assert "cannot find symbol SessionConfig.setOnEvent" in (row.error_message or "")
+
+
+def test_the_probes_run_the_compiled_agent_with_what_selects_them(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from matrix.families.copilot.java import measure
+    seen: dict[str, tuple[object, ...]] = {}
+    monkeypatch.setattr(measure, "run_tolerance", lambda *a: seen.setdefault("tolerance", a) and "tolerance row")
+    monkeypatch.setattr(measure, "run_session", lambda *a: seen.setdefault("session", a) and "session row")
+    monkeypatch.setattr(java_environment, "_tool", lambda name: f"/jdk/bin/{name}")
+    agent = _built_agent(tmp_path)
+    cli = CliInstall("1.0.50", tmp_path / "entry.js", None, "", {})
+    runtime, results = Runtime("node20", tmp_path / "node"), tmp_path / "results"
+    assert measure.run_java_tolerance(_cell(tmp_path), "event.unknown-type", agent, cli, runtime,
+                                      results) == "tolerance row"
+    assert measure.run_java_session(_cell(tmp_path), agent, cli, runtime, results) == "session row"
+    t_agent, t_command, t_cfg, _, t_rule = seen["tolerance"][:5]
+    s_agent, s_command, s_cfg = seen["session"][:3]
+    assert t_agent is None and s_agent is None  # the command is the whole agent: no script to add
+    for command in (t_command, s_command):
+        argv = command.prefix  # type: ignore[attr-defined]
+        assert argv[0] == "/jdk/bin/java" and argv[-1] == "Agent"
+        assert f"{agent.classes}:/m2/copilot-sdk-java.jar:/m2/jackson.jar" in argv
+    assert t_rule == "event.unknown-type" and "probe" not in t_cfg  # type: ignore[operator]
+    assert s_cfg["probe"] == "session"  # type: ignore[index]
+
+
+def test_the_agent_is_every_java_source_compiled_together_and_fingerprinted_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = tmp_path / "agent"
+    sources.mkdir()
+    for name in ("Agent.java", "Session.java", "Tolerance.java"):
+        (sources / name).write_text(f"final class {name[:-5]} {{}}\n")
+    monkeypatch.setattr(java_environment, "AGENT_DIR", sources)
+    before = java_environment.agent_digest()
+    (sources / "Session.java").write_text("final class Session { int changed; }\n")
+    assert java_environment.agent_digest() != before  # a change to any source rebuilds the agent
+
+    compiled: list[tuple[str, ...]] = []
+
+    def run(req: proc.Request) -> proc.Result:
+        if "dependency:build-classpath" in req.argv:
+            (req.cwd / "classpath.txt").write_text("/deps.jar")
+        if req.argv[0] == "javac":
+            compiled.append(req.argv)
+        return proc.Result(req.argv, 0, "", "", 0.1, 0.0, False)
+
+    monkeypatch.setattr(java_environment, "mvn_command", lambda repo, *a: (("mvn", *a), {}))
+    monkeypatch.setattr(java_environment.proc, "run", run)
+    monkeypatch.setattr(java_environment, "_tool", lambda name: name)
+    env = JavaAgent(package="com.github:copilot-sdk-java", version="0.3.0-java.2", location=tmp_path / "env")
+    env.location.mkdir()
+    env._install()
+    assert compiled and compiled[0][-3:] == ("Agent.java", "Session.java", "Tolerance.java")
+    assert {p.name for p in env.location.glob("*.java")} == {"Agent.java", "Session.java", "Tolerance.java"}
+
+
+# The keys the harness's classifications read from an agent's report (tolerance_verdict.py,
+# session/verdict.py, session/probe.py): the Java agent must print each of them.
+_TOLERANCE_KEYS = ("ping_unknown_field", "status_unknown_field", "client_has_unknown_capability",
+                   "client_has_unknown_value", "canary", "mutated", "events", "loop_errors", "type", "raw_type",
+                   "id", "has_unknown_field", "has_unknown_value", "message", "role", "name")
+_SESSION_KEYS = ("turns", "live", "history", "unknown", "tool_ran", "asked", "reply", "idle", "after_stop")
+_STEPS = ("start", "ping", "get_status", "create_session", "get_history", "close_session", "stop", "turn:")
+
+
+def test_the_agent_prints_every_key_and_step_the_classifications_read() -> None:
+    agent = {p.name: p.read_text() for p in java_environment.agent_sources()}
+    assert {"Agent.java", "Tolerance.java", "Session.java"} <= set(agent)
+    for key in _TOLERANCE_KEYS:
+        assert f'"{key}"' in agent["Tolerance.java"], key
+    for key in _SESSION_KEYS:
+        assert f'"{key}"' in agent["Session.java"] + agent["Agent.java"], key
+    for name in _STEPS:
+        assert f'"{name}"' in agent["Tolerance.java"] + agent["Session.java"], name

@@ -1,9 +1,14 @@
-// Handshake agent for com.github:copilot-sdk-java. Compiled by the harness against exactly one
-// released version (the jar and its dependencies resolved by Maven), it starts that version's
-// client on the given CLI (CopilotClientOptions.setCliPath, stdio), runs start / ping /
-// getStatus / stop, watches what the SDK started until it is gone, and prints one report line.
+// Agent for com.github:copilot-sdk-java. Compiled by the harness against exactly one released
+// version (the jar and its dependencies resolved by Maven), it starts that version's client on
+// the given CLI (CopilotClientOptions.setCliPath, stdio) and prints one report line. The
+// handshake (here): start / ping / getStatus / stop, then it watches what the SDK started until
+// it is gone. A "rule" in the config runs the tolerance probe instead (Tolerance.java), "probe":
+// "session" the session probe (Session.java).
 //
 // Usage: java -cp CLASSPATH Agent '{"cli_path": P, "step_timeout": 30, "leak": 5, "dead_cli": 5}'
+//   tolerance: + "rule": R, "event_wait": 6
+//   session:   + "probe": "session", "model_url": U, "model": M, "tool": T, "turns": [[name, prompt]...],
+//                "turn_timeout": 30
 //
 // The protocol window is read from the release itself: SdkProtocolVersion.get() and the
 // client's private MIN_PROTOCOL_VERSION (by reflection: a read, never a change).
@@ -24,6 +29,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +39,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 public final class Agent {
     static final String PREFIX = "@@compat-matrix-report@@ ";
@@ -40,6 +50,11 @@ public final class Agent {
     static final ObjectMapper JSON = new ObjectMapper();
     static final Map<String, Object> report = new LinkedHashMap<>();
     static final List<Map<String, Object>> steps = new ArrayList<>();
+    /** What the SDK logged at WARNING or above (its event and reader threads report what they
+     *  could not handle only there): the evidence a dropped message leaves. */
+    static final List<String> loopErrors = Collections.synchronizedList(new ArrayList<>());
+    // Held for the agent's life: java.util.logging keeps loggers only weakly.
+    static final Logger SDK_LOG = Logger.getLogger("com.github.copilot");
 
     static double round(double x) {
         return Math.round(x * 10000.0) / 10000.0;
@@ -110,6 +125,21 @@ public final class Agent {
         }
     }
 
+    /** call() on what make returns; a call that throws before handing back its future is
+     *  that step's failure too (an application meets it at the same line). */
+    static <T> T call(String name, java.util.concurrent.Callable<CompletableFuture<T>> make, double timeout) {
+        CompletableFuture<T> future;
+        long t0 = System.nanoTime();
+        try {
+            future = make.call();
+        } catch (Exception | LinkageError failed) {
+            System.err.println("[agent] step " + name);
+            step(name, false, (System.nanoTime() - t0) / 1e9, errorInfo(failed), null);
+            return null;
+        }
+        return call(name, future, timeout, null);
+    }
+
     static Map<String, Object> declared() {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("SDK_PROTOCOL_VERSION", SdkProtocolVersion.get());
@@ -155,7 +185,7 @@ public final class Agent {
         double timeout = cfg.path("step_timeout").asDouble(30.0);
         double leak = cfg.path("leak").asDouble(5.0);
         double deadCli = cfg.path("dead_cli").asDouble(0.0);
-        Watch watch = deadCli > 0 ? new Watch(deadCli) : null;
+        Watch watch = deadCli > 0 && cfg.path("rule").asText("").isEmpty() ? new Watch(deadCli) : null;
 
         step("import", true, 0.0, null, "on the class path at compile time");
         long t0 = System.nanoTime();
@@ -173,6 +203,20 @@ public final class Agent {
         api.put("options", "setCliPath, setUseStdio(true), setAutoStart(false), setAutoRestart(false)");
         report.put("api", api);
 
+        if (!cfg.path("rule").asText("").isEmpty()) {
+            captureSdkLog();
+            Tolerance.run(client, cfg, timeout);
+            return;
+        }
+        if ("session".equals(cfg.path("probe").asText(""))) {
+            captureSdkLog();
+            Session.run(client, cfg, timeout);
+            return;
+        }
+        handshake(client, timeout, leak, watch);
+    }
+
+    static void handshake(CopilotClient client, double timeout, double leak, Watch watch) throws Exception {
         Object started = call("start", client.start().thenApply(v -> Boolean.TRUE), timeout, watch);
         if (started != null) {
             PingResponse pong = call("ping", client.ping("compat-matrix"), timeout, watch);
@@ -197,6 +241,45 @@ public final class Agent {
         }
         // An application lives on after stop(): what the SDK started must go by itself.
         report.put("after_stop", Watch.gone(leak));
+    }
+
+    /** Records what the SDK's loggers say at WARNING or above into loopErrors (as they still
+     *  print it on stderr). */
+    static void captureSdkLog() {
+        SDK_LOG.addHandler(new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel().intValue() < Level.WARNING.intValue()) {
+                    return;
+                }
+                String msg = r.getLevel() + " " + r.getLoggerName() + ": " + r.getMessage();
+                Throwable e = r.getThrown();
+                for (int depth = 0; e != null && depth < 4; depth++, e = e.getCause()) {
+                    msg += (depth == 0 ? ": " : " <- ") + e;
+                }
+                loopErrors.add(msg.length() > 1500 ? msg.substring(0, 1500) : msg);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+    }
+
+    /** A snapshot of loopErrors, for the report (the SDK's threads may still add to it). */
+    static List<String> loopErrorsSoFar() {
+        synchronized (loopErrors) {
+            return new ArrayList<>(loopErrors);
+        }
+    }
+
+    /** The step call() added last. */
+    static Map<String, Object> lastStep() {
+        return steps.get(steps.size() - 1);
     }
 
     /** What the SDK started, read from /proc only (reaping is the SDK's job). */
