@@ -34,7 +34,7 @@ test: $(STAMP)
 
 # Installs real SDK and CLI versions from the registries and measures real cells.
 test-integration: $(STAMP)
-	$(BIN)/pytest -m integration
+	$(BIN)/pytest -m integration --durations=25
 
 # actionlint checks the workflow files (expressions, contexts, shell); built by the go command.
 ACTIONLINT := $(BIN)/actionlint
