@@ -46,3 +46,36 @@ def test_a_release_with_no_library_is_not_applicable_as_the_compiler_says(result
     r = row(results, "0.0.0")
     assert r["outcome"] == "not-applicable" and r["error_type"] == "NoLibrary"
     assert "has no library github_copilot_sdk" in r["error_message"]
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, str]:
+    """The newest release's agent runs the other probes against the newest CLI: an unknown event
+    type and a session (measured on 2026-12-02 with 1.0.28 x 1.0.102: surfaced, surfaced)."""
+    from matrix.execute import proc
+    from matrix.pipeline.config import Plan
+    from matrix.pipeline.runner import Cell, Runner
+    from matrix.store.results import Store, load_frame
+
+    sdk, cli = newest("crates", CRATE), newest("npm", "@github/copilot")
+    out = tmp_path_factory.mktemp("rust-probes")
+    cells = [Cell("copilot-rust", sdk, cli, "tolerance", "event.unknown-type"),
+             Cell("copilot-rust", sdk, cli, "session")]
+    Runner(Plan.model_validate({"families": {"copilot-rust": {}}, "timeouts": {"install": 2400}}), Store(out),
+           cache_root(), proc.Reaper()).run(cells, jobs=2)
+    return load_frame(out)[0], cli
+
+
+def test_an_unknown_event_type_reaches_the_rust_application_with_its_type(
+        probes: tuple[pd.DataFrame, str]) -> None:
+    frame, _ = probes
+    r = frame[frame["mutation"] == "event.unknown-type"].iloc[0]
+    assert r["outcome"] == "surfaced", r["error_message"]
+    assert r["detail"]["observed"]["mutated"]["raw_type"] == "compat_matrix.unknown_event"
+
+
+def test_a_rust_session_holds_every_scripted_turn_through_the_provider(probes: tuple[pd.DataFrame, str]) -> None:
+    frame, _ = probes
+    r = frame[frame["probe"] == "session"].iloc[0]
+    assert r["outcome"] in ("compatible", "surfaced"), r["error_message"]
+    assert [t["held"] for t in r["turns"]] == [True] * 4 and r["route"] == "provider"
