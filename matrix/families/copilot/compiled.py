@@ -1,5 +1,6 @@
-"""What a family whose agent is compiled against each release (Go, Rust) records when the
-build fails: the compiler's words are the verdict about that release."""
+"""What a family whose agent is compiled against each release (Go, Rust, Java) runs: its
+handshake, its other probes with the same binary, and, when the build failed, the compiler's
+words as the verdict about that release for every probe."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
+from matrix.families.copilot.payload import SESSION
+from matrix.families.copilot.session.probe import run_session
+from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
 
-__all__ = ["compile_error_row", "run_compiled_handshake"]
+__all__ = ["compile_error_row", "run_compiled_handshake", "run_compiled_probe"]
 
 
 def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, errors: str, binary: Path, cli: CliInstall,
@@ -41,3 +45,13 @@ def run_compiled_handshake(cell: HandshakeCell, command: AgentCommand, build_err
         return Attempt(run, extra(run))
 
     return measure_handshake(cell, once, runtime, cli)
+
+
+def run_compiled_probe(cell: HandshakeCell, probe: str, mutation: str, command: AgentCommand, cfg: dict[str, Any],
+                       cli: CliInstall, runtime: Runtime, results: Path, reaper: proc.Reaper | None) -> Row:
+    """A tolerance rule's row (``mutation``: the rule) or the session's, run by the agent compiled
+    against the release (``command``: the whole agent); ``cfg``: what the family's agent reads
+    besides the probe's own settings."""
+    if probe == SESSION:
+        return run_session(None, command, {**cfg, "probe": SESSION}, cell, cli, runtime, results, reaper)
+    return run_tolerance(None, command, dict(cfg), cell, mutation, cli, runtime, results, reaper)

@@ -10,12 +10,10 @@ from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.compiled import compile_error_row as compiled_error_row
-from matrix.families.copilot.compiled import run_compiled_handshake
+from matrix.families.copilot.compiled import run_compiled_handshake, run_compiled_probe
 from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.payload import SESSION
-from matrix.families.copilot.session.probe import run_session
-from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Row
 
 __all__ = ["compile_error_row", "run_go_handshake", "run_go_session", "run_go_tolerance"]
@@ -45,14 +43,13 @@ def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliIns
                      results: Path, reaper: proc.Reaper | None = None) -> Row:
     if agent.build_errors is not None:
         return compile_error_row(cell, "tolerance", rule, agent, cli, runtime)
-    return run_tolerance(None, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.module_dir, "log_level": "error"},
-                         cell, rule, cli, runtime, results, reaper)
+    return run_compiled_probe(cell, "tolerance", rule, AgentCommand((str(agent.binary),)),
+                              {"sdk_dir": agent.module_dir, "log_level": "error"}, cli, runtime, results, reaper)
 
 
 def run_go_session(cell: HandshakeCell, agent: GoAgent, cli: CliInstall, runtime: Runtime, results: Path,
                    reaper: proc.Reaper | None = None) -> Row:
     if agent.build_errors is not None:
         return compile_error_row(cell, SESSION, "", agent, cli, runtime)
-    return run_session(None, AgentCommand((str(agent.binary),)),
-                       {"sdk_dir": agent.module_dir, "log_level": "error", "probe": SESSION}, cell, cli, runtime,
-                       results, reaper)
+    return run_compiled_probe(cell, SESSION, "", AgentCommand((str(agent.binary),)),
+                              {"sdk_dir": agent.module_dir, "log_level": "error"}, cli, runtime, results, reaper)

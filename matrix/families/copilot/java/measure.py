@@ -10,12 +10,10 @@ from typing import Any
 from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.compiled import compile_error_row, run_compiled_handshake
+from matrix.families.copilot.compiled import compile_error_row, run_compiled_handshake, run_compiled_probe
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.java.environment import JavaAgent
 from matrix.families.copilot.payload import SESSION
-from matrix.families.copilot.session.probe import run_session
-from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Row
 
 __all__ = ["run_java_handshake", "run_java_session", "run_java_tolerance"]
@@ -43,13 +41,13 @@ def run_java_tolerance(cell: HandshakeCell, rule: str, agent: JavaAgent, cli: Cl
                        results: Path, reaper: proc.Reaper | None = None) -> Row:
     if agent.build_errors is not None:
         return _build_error_row(cell, "tolerance", rule, agent, cli, runtime)
-    return run_tolerance(None, AgentCommand(agent.command()), dict(_AGENT_CFG), cell, rule, cli, runtime, results,
-                         reaper)
+    return run_compiled_probe(cell, "tolerance", rule, AgentCommand(agent.command()), _AGENT_CFG, cli, runtime,
+                              results, reaper)
 
 
 def run_java_session(cell: HandshakeCell, agent: JavaAgent, cli: CliInstall, runtime: Runtime, results: Path,
                      reaper: proc.Reaper | None = None) -> Row:
     if agent.build_errors is not None:
         return _build_error_row(cell, SESSION, "", agent, cli, runtime)
-    return run_session(None, AgentCommand(agent.command()), {**_AGENT_CFG, "probe": SESSION}, cell, cli, runtime,
-                       results, reaper)
+    return run_compiled_probe(cell, SESSION, "", AgentCommand(agent.command()), _AGENT_CFG, cli, runtime, results,
+                              reaper)

@@ -10,12 +10,10 @@ from typing import Any
 from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.compiled import compile_error_row, run_compiled_handshake
+from matrix.families.copilot.compiled import compile_error_row, run_compiled_handshake, run_compiled_probe
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.rust.environment import NO_LIBRARY, RustAgent
-from matrix.families.copilot.session.probe import run_session
-from matrix.families.copilot.tolerance import run_tolerance
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
@@ -59,8 +57,8 @@ def run_rust_tolerance(cell: HandshakeCell, rule: str, agent: RustAgent, cli: Cl
     failed = build_error_row(cell, "tolerance", rule, agent, cli, runtime)
     if failed is not None:
         return failed
-    return run_tolerance(None, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir}, cell, rule, cli,
-                         runtime, results, reaper)
+    return run_compiled_probe(cell, "tolerance", rule, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},
+                              cli, runtime, results, reaper)
 
 
 def run_rust_session(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime, results: Path,
@@ -68,5 +66,5 @@ def run_rust_session(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, run
     failed = build_error_row(cell, SESSION, "", agent, cli, runtime)
     if failed is not None:
         return failed
-    return run_session(None, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir, "probe": SESSION},
-                       cell, cli, runtime, results, reaper)
+    return run_compiled_probe(cell, SESSION, "", AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},
+                              cli, runtime, results, reaper)

@@ -13,6 +13,7 @@ from matrix.ecosystems.base import Run
 from matrix.errors import InfraError
 from matrix.execute import proc
 from matrix.execute.environment import make_env
+from matrix.families.copilot import compiled
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.java import ecosystem as maven
@@ -152,8 +153,8 @@ def test_a_release_the_agent_does_not_compile_against_is_crashed_for_every_probe
     def never(*_a: object, **_k: object) -> None:
         raise AssertionError("the agent was run though it never compiled")
 
-    monkeypatch.setattr(measure, "run_tolerance", never)
-    monkeypatch.setattr(measure, "run_session", never)
+    monkeypatch.setattr(compiled, "run_tolerance", never)
+    monkeypatch.setattr(compiled, "run_session", never)
     agent = _built_agent(tmp_path, "Session.java:42: error: cannot find symbol SessionConfig.setOnEvent")
     cli = CliInstall("1.0.50", tmp_path / "entry.js", None, "", {})
     runtime = Runtime("node20", tmp_path / "node")
@@ -173,8 +174,8 @@ def test_the_probes_run_the_compiled_agent_with_what_selects_them(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from matrix.families.copilot.java import measure
     seen: dict[str, tuple[object, ...]] = {}
-    monkeypatch.setattr(measure, "run_tolerance", lambda *a: seen.setdefault("tolerance", a) and "tolerance row")
-    monkeypatch.setattr(measure, "run_session", lambda *a: seen.setdefault("session", a) and "session row")
+    monkeypatch.setattr(compiled, "run_tolerance", lambda *a: seen.setdefault("tolerance", a) and "tolerance row")
+    monkeypatch.setattr(compiled, "run_session", lambda *a: seen.setdefault("session", a) and "session row")
     monkeypatch.setattr(java_environment, "_tool", lambda name: f"/jdk/bin/{name}")
     agent = _built_agent(tmp_path)
     cli = CliInstall("1.0.50", tmp_path / "entry.js", None, "", {})

@@ -14,11 +14,11 @@ import pytest
 from matrix.ecosystems.base import Run
 from matrix.errors import InfraError, UninstallableError
 from matrix.execute import proc
+from matrix.families.copilot import compiled
 from matrix.families.copilot import rust as rust_family
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.rust import environment as rust_env
-from matrix.families.copilot.rust import measure as rust_measure
 from matrix.families.copilot.rust.ecosystem import ECOSYSTEM, _index_path, fetch_crate, index_entries
 from matrix.families.copilot.rust.environment import RUST_BUILD_ERRORS, RustAgent
 from matrix.families.copilot.rust.measure import run_rust_handshake, run_rust_session, run_rust_tolerance
@@ -242,8 +242,8 @@ def test_a_built_agent_runs_the_shared_probes_with_its_crates_directory(tmp_path
             return name
         return run
 
-    monkeypatch.setattr(rust_measure, "run_tolerance", fake("tolerance"))
-    monkeypatch.setattr(rust_measure, "run_session", fake("session"))
+    monkeypatch.setattr(compiled, "run_tolerance", fake("tolerance"))
+    monkeypatch.setattr(compiled, "run_session", fake("session"))
     cell = HandshakeCell("copilot-rust", "9.9.9", "1.0.102", 60, 30, 5, tmp_path / "scratch")
     cli, runtime = cli_and_runtime(tmp_path)
     assert run_rust_tolerance(cell, "history.extra-field", a, cli, runtime, tmp_path / "r") == "tolerance"  # type: ignore[comparison-overlap]
