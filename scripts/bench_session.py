@@ -11,7 +11,7 @@ exit. Harness: the same cell through `Runner.measure` with a real SDK (environme
 installed; what remains is the sandbox, the launcher, the shim, the agent's interpreter and
 the SDK's own calls, the verdict).
 
-    .venv/bin/python scripts/bench_session.py [--family copilot-python] [--sdk 1.0.27] [--cli 1.0.102] [--repeat 3]
+    .venv/bin/python scripts/bench_session.py [--family copilot-python] [--sdk V] [--cli 1.0.102] [--repeat 3]
 
 Prints both medians and their ratio (the target in issue 29 is at most 1.3). The raw client
 speaks the protocol of the CLI releases that answer `connect` (1.0.x): older ones are not
@@ -40,7 +40,11 @@ from matrix.families.copilot.shim import encode, read_frame
 from matrix.families.registry import FAMILIES
 from matrix.pipeline.config import Plan
 from matrix.pipeline.runner import Cell, Runner
+from matrix.store.dataset import Dataset
 from matrix.store.results import Store
+from matrix.versions import sorted_versions
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TURN_WAIT = 30.0
 
@@ -129,12 +133,26 @@ def raw_session(node: Path, entry: Path, seed: Seed | None, scratch: Path, log: 
         return time.monotonic() - t0
 
 
+# A session that ran to a verdict about the pair (not an install or a harness failure, not a
+# pair that never connected).
+MEASURED = {"compatible", "surfaced", "degraded", "lost", "hang", "crashed"}
+
+
+def newest_sdk(family: str) -> str:
+    rows, _ = Dataset(ROOT / "data").read()
+    return sorted_versions([r.sdk_version for r in rows if r.family == family and r.probe == "handshake"])[-1]
+
+
 def bench(runner: Runner, family: str, sdk: str, cli_version: str, repeat: int, scratch: Path) -> None:
     handshake = runner.measure(Cell(family, sdk, cli_version, "handshake"))  # installs; not timed
     assert handshake is not None, "interrupted"
     cell = Cell(family, sdk, cli_version, "session")
     first = runner.measure(cell)
     assert first is not None, "interrupted"
+    if first.outcome not in MEASURED:
+        # No session ran (nothing installed, or no connection): there is no figure to give.
+        raise SystemExit(f"{family} sdk {sdk} x cli {cli_version}: the session cell is {first.outcome} "
+                         f"({first.error_message}); pick a pair whose session runs")
     _, prefix = FAMILIES[family].environments(cell, runner.make)
     assert isinstance(prefix, NpmPrefix)
     cli = prepared_cli(prefix, runner)
@@ -157,15 +175,16 @@ def bench(runner: Runner, family: str, sdk: str, cli_version: str, repeat: int, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--family", default="copilot-python", choices=["copilot-python", "copilot-node", "copilot-go"])
-    parser.add_argument("--sdk", default="1.0.27")
+    parser.add_argument("--sdk", default=None, help="default: the family's newest release in data/")
     parser.add_argument("--cli", default="1.0.102")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    sdk = args.sdk or newest_sdk(args.family)
     plan = Plan.model_validate({"families": {args.family: {}}})
     with tempfile.TemporaryDirectory() as tmp:
         runner = Runner(plan, Store(Path(tmp) / "results"), cache_root(), proc.Reaper())
         try:
-            bench(runner, args.family, args.sdk, args.cli, args.repeat, Path(tmp) / "raw")
+            bench(runner, args.family, sdk, args.cli, args.repeat, Path(tmp) / "raw")
         finally:
             runner.close()
 
