@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console()
+    # A line is never broken at the terminal's width: people grep it and gates match it whole.
+    console = Console(soft_wrap=True)
     handlers = {c.name: c.handler for c in COMMANDS}
     # SIGTERM ends a run like Ctrl-C does: every process group we started is killed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
