@@ -151,7 +151,8 @@ def _newest_release(published: list[str]) -> str | None:
     than it (a preview is the baseline only where nothing else was published)."""
     ordered = sorted_versions(published)
     releases = [v for v in ordered if not is_prerelease(v)]
-    return (releases or ordered or [None])[-1]
+    chosen = releases or ordered
+    return chosen[-1] if chosen else None
 
 
 def _arguments(s: argparse.ArgumentParser) -> None:
