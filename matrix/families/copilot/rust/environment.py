@@ -100,7 +100,10 @@ class RustAgent(Environment):
         return path.read_text().strip() if path.exists() else ""
 
     def healthy(self) -> bool:
-        return self.binary.exists() or (self.location / RUST_BUILD_ERRORS).exists()
+        # A build from before the SDK's folder was always recorded is built again (cargo reuses
+        # the shared target directory, so that costs seconds).
+        built = self.binary.exists() and (self.location / SDK_DIR).exists()
+        return built or (self.location / RUST_BUILD_ERRORS).exists()
 
     def _manifest(self, features: tuple[str, ...], agent: tuple[str, ...] = ()) -> str:
         if self.artifact is not None:  # a candidate's crate, unpacked, in place of a registry version
@@ -205,9 +208,15 @@ class RustAgent(Environment):
         return f"a dependency does not compile: {', '.join(sorted(crates))}"
 
     def _find_sdk_dir(self, env: dict[str, str]) -> None:
-        argv, _ = cargo_command("metadata", "--format-version", "1", "--offline")
-        res = proc.run(proc.Request(argv, env, self.location, timeout=300))
-        if not res.ok:
+        # Offline first; a cold cargo home may lack index entries of crates the build never
+        # needed (other platforms' dependencies), and then only cargo's registry can say.
+        for extra in (("--offline",), ()):
+            argv, _ = cargo_command("metadata", "--format-version", "1", *extra)
+            res = proc.run(proc.Request(argv, env, self.location, timeout=300))
+            if res.ok:
+                break
+        else:
+            (self.location / SDK_DIR).write_text("")  # asked once; the property says "unknown"
             return
         for pkg in json.loads(res.stdout).get("packages", []):
             if pkg.get("name") == CRATE:

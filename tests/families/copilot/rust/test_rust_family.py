@@ -127,9 +127,11 @@ def test_a_release_before_prepare_session_is_built_without_the_agents_prepared_v
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = agent(tmp_path)
     a.location.mkdir()
-    calls = fake_cargo(monkeypatch, NO_PREPARE, built(a), (101, "error: metadata not available offline"))
+    calls = fake_cargo(monkeypatch, NO_PREPARE, built(a), (101, "error: metadata not available offline"),
+                       (101, "error: no registry here"))
     a._install()
-    assert [c[1] for c in calls] == ["build", "build", "metadata"]
+    assert [c[1] for c in calls] == ["build", "build", "metadata", "metadata"]
+    assert a.sdk_dir == "" and a.healthy()  # asked offline, then of the registry: unknown, not asked again
     assert a.build_errors is None and a.binary.exists()
     manifest = (a.location / "Cargo.toml").read_text()
     assert 'features = ["runtime"]' in manifest and "default = []" in manifest
