@@ -229,5 +229,13 @@ def sorted_versions(values: pd.Series | list[str]) -> list[str]:
     return sorted(set(values), key=sort_key)
 
 
+def newest_release(published: list[str]) -> str | None:
+    """The newest release users are on, not a preview newer than it (a preview only where
+    nothing else was published): what a candidate build is compared with."""
+    ordered = sorted_versions(published)
+    chosen = [v for v in ordered if not is_prerelease(v)] or ordered
+    return chosen[-1] if chosen else None
+
+
 def sort_by_version(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame.sort_values(column, key=lambda s: s.map(sort_key), kind="stable")

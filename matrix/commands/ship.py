@@ -33,7 +33,7 @@ from matrix.families.registry import FAMILIES, open_sources
 from matrix.pipeline.candidates import Candidate, candidate
 from matrix.pipeline.workflow import RunRequest, execute
 from matrix.store.dataset import Sources
-from matrix.versions import apply_selection, is_prerelease, sorted_versions
+from matrix.versions import apply_selection, newest_release
 
 __all__ = ["COMMAND"]
 
@@ -109,7 +109,7 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
         targets, against = None, args.against
     this = "sdk_version" if side == "sdk" else "cli_version"
     mine = [] if published.empty else list(published[published["family"] == family][this])
-    baseline = _newest_release(mine)
+    baseline = newest_release(mine)
     if cand is not None:
         assert targets is not None
         _measure(args, cand, targets, results, baseline)
@@ -144,15 +144,6 @@ def cmd_can_i_ship(args: argparse.Namespace, console: Console) -> int:
                           f"{' (' + d.was_error + ')' if d.was_error else ''} -> this build {d.now or 'not measured'}"
                           f"{' (' + d.now_error + ')' if d.now_error else ''}", highlight=False, soft_wrap=True)
     return decision.exit_code
-
-
-def _newest_release(published: list[str]) -> str | None:
-    """What a candidate is compared with: the newest release users are on, not a preview newer
-    than it (a preview is the baseline only where nothing else was published)."""
-    ordered = sorted_versions(published)
-    releases = [v for v in ordered if not is_prerelease(v)]
-    chosen = releases or ordered
-    return chosen[-1] if chosen else None
 
 
 def _arguments(s: argparse.ArgumentParser) -> None:

@@ -166,8 +166,8 @@ def test_junit_has_a_failed_case_per_incompatible_pair_and_markdown_says_why(fra
 
 
 def test_a_candidate_is_compared_with_the_newest_release_not_a_newer_preview() -> None:
-    from matrix.commands.ship import _newest_release
+    from matrix.versions import newest_release
 
-    assert _newest_release(["1.0.9", "1.0.15-unstable.3.gfc4", "1.0.14", "1.0.15-preview.0"]) == "1.0.14"
-    assert _newest_release(["0.1.0-beta.1", "0.1.0-beta.2"]) == "0.1.0-beta.2"
-    assert _newest_release([]) is None
+    assert newest_release(["1.0.9", "1.0.15-unstable.3.gfc4", "1.0.14", "1.0.15-preview.0"]) == "1.0.14"
+    assert newest_release(["0.1.0-beta.1", "0.1.0-beta.2"]) == "0.1.0-beta.2"
+    assert newest_release([]) is None

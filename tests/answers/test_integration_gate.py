@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from matrix.store.dataset import Dataset
-from matrix.versions import is_prerelease, sorted_versions
+from matrix.versions import newest_release
 from tests.answers.candidate_builds import download_wheel, edit_tarball, edit_wheel, npm_pack
 from tests.conftest import ROOT
 
@@ -27,8 +27,9 @@ CLI = "1.0.102"  # a CLI release every SDK release of the dataset was measured a
 def newest(family: str) -> str:
     """The newest release (no preview): what the gate compares a candidate with."""
     rows, _ = Dataset(ROOT / "data").read()
-    return [v for v in sorted_versions([r.sdk_version for r in rows if r.family == family and r.probe == "handshake"])
-            if not is_prerelease(v)][-1]
+    version = newest_release([r.sdk_version for r in rows if r.family == family and r.probe == "handshake"])
+    assert version is not None, f"data/ has no {family} handshake cell"
+    return version
 
 
 def builds(family: str, where: Path) -> tuple[Path, Path]:

@@ -208,16 +208,16 @@ class RustAgent(Environment):
         return f"a dependency does not compile: {', '.join(sorted(crates))}"
 
     def _find_sdk_dir(self, env: dict[str, str]) -> None:
+        """Records where cargo put the SDK's source, or "" when cargo cannot say: asked once
+        either way (``healthy`` builds again only what was never asked)."""
+        found = ""
         # Offline first; a cold cargo home may lack index entries of crates the build never
         # needed (other platforms' dependencies), and then only cargo's registry can say.
         for extra in (("--offline",), ()):
             argv, _ = cargo_command("metadata", "--format-version", "1", *extra)
             res = proc.run(proc.Request(argv, env, self.location, timeout=300))
             if res.ok:
+                found = next((str(Path(pkg["manifest_path"]).parent) for pkg in json.loads(res.stdout)
+                              .get("packages", []) if pkg.get("name") == CRATE), "")
                 break
-        else:
-            (self.location / SDK_DIR).write_text("")  # asked once; the property says "unknown"
-            return
-        for pkg in json.loads(res.stdout).get("packages", []):
-            if pkg.get("name") == CRATE:
-                (self.location / SDK_DIR).write_text(str(Path(pkg["manifest_path"]).parent))
+        (self.location / SDK_DIR).write_text(found)
