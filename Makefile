@@ -30,11 +30,12 @@ report: $(STAMP)
 	$(BIN)/compat-matrix report
 
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
-# Installs real SDK and CLI versions from the registries and measures real cells.
+# Installs real SDK and CLI versions from the registries and measures real cells: the tests
+# that measure through the harness on one worker, the rest beside them (tests/conftest.py).
 test-integration: $(STAMP)
-	$(BIN)/pytest -m integration --durations=25
+	$(BIN)/pytest -m integration -n 2 --cells-apart --durations=25
 
 # actionlint checks the workflow files (expressions, contexts, shell); built by the go command.
 ACTIONLINT := $(BIN)/actionlint

@@ -12,6 +12,32 @@ import pytest
 from matrix.families.registry import type_row
 from matrix.model import Row
 
+# `make test-integration` runs two pytest-xdist workers with --cells-apart: the tests that
+# measure cells through the harness all go to one worker, in file order, so no two of them share
+# the cores (their verdicts rest on timeouts) and a test that counts the harness's live processes
+# sees only its own; the modules below start no harness process (they read the dataset, or run
+# a script as a reader would) and run on the other worker meanwhile.
+BESIDE_CELLS = ("tests/store/test_integration_faults.py", "tests/families/copilot/test_integration_repro.py")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cells-apart", action="store_true",
+                     help="with -n 2: the tests that measure cells on one worker, the others (BESIDE_CELLS) on the "
+                          "other")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if not config.getoption("cells_apart"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CellsApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "beside" if nodeid.split("::", 1)[0] in BESIDE_CELLS else "cells"
+
+    return CellsApart(config, log)
+
+
 ROOT = Path(__file__).resolve().parent.parent
 """The checkout: tests read its matrix.toml, docs, notebooks and scripts from here."""
 

@@ -15,6 +15,7 @@ from matrix.commands.common import add_config_arguments, add_data_argument, load
 from matrix.errors import EXIT_INFRA, UserError
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
+from matrix.families.registry import FAMILIES
 from matrix.model import Cell
 from matrix.pipeline.runner import Runner
 from matrix.store.results import Store
@@ -24,14 +25,26 @@ __all__ = ["COMMAND"]
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     """Re-measure a stratified random sample of stored cells; exit 1 on any disagreement."""
+    known = {p for f in FAMILIES.values() for p in f.probes}
+    not_probes = sorted(set(args.probe) - known)
+    if not_probes:
+        raise UserError(f"--probe {', '.join(not_probes)}: no family has such a probe "
+                        f"(probes: {', '.join(sorted(known))})")
     plan = load(args)
     sources = sources_of(args)
     rows, _ = sources.rows()
     if args.family:
         rows = [r for r in rows if r.family in args.family]
+    if args.probe:
+        rows = [r for r in rows if r.probe in args.probe]
+    if args.cli:
+        rows = [r for r in rows if r.cli_version in args.cli]
     chosen = sample(rows, args.sample, args.seed)
     if not chosen:
-        raise UserError(f"no stored verdicts to verify in {sources.data or sources.results}")
+        asked = " ".join([*(f"--family {f}" for f in args.family), *(f"--probe {p}" for p in args.probe),
+                          *(f"--cli {c}" for c in args.cli)])
+        raise UserError(f"no stored verdicts to verify in {sources.data or sources.results}"
+                        + (f" for {asked}: widen the selection" if asked else ""))
     console.print(f"verifying {len(chosen)} of {len(rows)} stored cells (seed {args.seed}), stratified by family "
                   "and outcome")
     with tempfile.TemporaryDirectory(prefix="compat-matrix-verify-") as tmp:
@@ -62,6 +75,9 @@ def _arguments(v: argparse.ArgumentParser) -> None:
     v.add_argument("--seed", type=int, default=0, metavar="S", help="the random draw (default: 0)")
     v.add_argument("--results", default="results", help="local results (default: results)")
     add_data_argument(v)
+    v.add_argument("--probe", action="append", default=[], help="only cells of this probe (repeatable)")
+    v.add_argument("--cli", action="append", default=[], metavar="V",
+                   help="only cells with this CLI release (repeatable)")
     v.add_argument("--jobs", type=positive, default=None, help="cells measured at once")
 
 

@@ -14,7 +14,7 @@ from matrix.answers.ship import can_i_ship
 from matrix.commands.cli import main
 from matrix.families.copilot.drift import NO_PROTOCOL, cli_protocols, drift, predict, semver_findings
 from matrix.store.results import Store, load_frame, save_releases
-from tests.conftest import make_row
+from tests.conftest import ROOT, make_row
 
 EXACT_2 = {"SDK_PROTOCOL_VERSION": 2}
 RANGE_2_3 = {"SDK_PROTOCOL_VERSION": 3, "MIN_PROTOCOL_VERSION": 2}
@@ -86,6 +86,18 @@ def test_can_i_ship_command_exit_codes_and_json(tmp_path: Path, capsys: pytest.C
     assert doc["answer"] == "unknown" and doc["cells"][0]["reason"] == "never measured"
     assert main(["can-i-ship", "--family", "copilot-python", "--sdk", "1.0.0", "--against", "latest:0",
                  "--results", results]) == 2  # a user error is exit 2 too, with its own message
+
+
+def test_verify_refuses_a_selection_it_cannot_measure_before_measuring(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    results = str(store(tmp_path))
+    assert main(["verify", "--sample", "1", "--probe", "handshak", "--results", results]) == 2
+    assert "--probe handshak: no family has such a probe" in capsys.readouterr().err
+    assert main(["verify", "--sample", "1", "--probe", "handshake", "--cli", "9.9.9", "--results", results,
+                 "--config", str(ROOT / "matrix.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "for --probe handshake --cli 9.9.9: widen the selection" in err, err
 
 
 def test_pins_command_prints_specifiers(tmp_path: Path, capsys: pytest.CaptureFixture[str],

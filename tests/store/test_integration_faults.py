@@ -26,7 +26,7 @@ from matrix.store.switch import STAGE, TRACE_ENV
 from tests.conftest import ROOT, site_root
 from tests.store.faults import FAULTS, Fault, fingerprint
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.integration  # starts no harness process: tests/conftest.py BESIDE_CELLS
 
 REAL = ROOT / "data"
 
@@ -67,12 +67,20 @@ def commands(tmp: Path, data: Path) -> list[list[str]]:
     ]
 
 
+@pytest.fixture(scope="module")
+def real() -> Dataset:
+    """data/, read once for the module (each read verifies the whole dataset)."""
+    dataset = Dataset(REAL)
+    dataset.snapshot()
+    return dataset
+
+
 @pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
 def test_every_command_that_reads_the_dataset_refuses_a_damaged_one(
-        fault: Fault, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        fault: Fault, data: Path, real: Dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "results").mkdir()
-    Store(tmp_path / "results").append(Dataset(REAL).read()[0][0])
-    save_releases(tmp_path / "results", {"copilot-python": Dataset(REAL).releases()["copilot-python"]})
+    Store(tmp_path / "results").append(real.read()[0][0])
+    save_releases(tmp_path / "results", {"copilot-python": real.releases()["copilot-python"]})
     fault.inject(data)
     pattern = fault.says(data)
     before = fingerprint(data)

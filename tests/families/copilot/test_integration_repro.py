@@ -17,7 +17,7 @@ from matrix.store.dataset import Dataset
 from matrix.store.results import frame_of
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.integration  # starts no harness process: tests/conftest.py BESIDE_CELLS
 
 # (family, SDK, CLI, stored outcome): picked from the committed dataset.
 CELLS = [("copilot-python", "1.0.27", "1.0.89", "compatible"), ("copilot-python", "1.0.9", "0.0.420", "refused"),
