@@ -6,6 +6,7 @@ and Gradle."""
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,17 +54,28 @@ def metadata_versions(xml_text: str) -> list[str]:
 
 
 def fetch_maven(coordinate: str, local_repo: Path | None = None) -> list[Release]:
-    """Every version the repositories' metadata of ``group:artifact`` lists."""
+    """Every version the repositories' metadata of ``group:artifact`` lists, as they answered
+    this call."""
     group, _, artifact = coordinate.partition(":")
     local_repo = local_repo or cache_root() / "maven"
-    argv, env = mvn_command(local_repo, "dependency:get", f"-Dartifact={coordinate}:RELEASE", "-Dtransitive=false")
+    # -U: Maven asks the repositories again and rewrites their metadata even within its update
+    # interval (without it, a second call in a day keeps the file it has and says nothing). A
+    # file older than this call is what an earlier one was told: the repositories did not answer
+    # this one (mvn may still exit 0, resolving from the local repository).
+    argv, env = mvn_command(local_repo, "-U", "dependency:get", f"-Dartifact={coordinate}:RELEASE",
+                            "-Dtransitive=false")
+    started = time.time()
     res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=300))
     folder = local_repo.joinpath(*group.split("."), artifact)
-    found = sorted(folder.glob("maven-metadata-*.xml"), key=lambda p: p.stat().st_mtime)
+    found = sorted((p for p in folder.glob("maven-metadata-*.xml") if p.stat().st_mtime >= started),
+                   key=lambda p: p.stat().st_mtime)
     if not found:
-        if "Could not find artifact" in res.stdout or "Could not resolve" in res.stdout:
+        said = res.stdout + res.stderr
+        if "Could not find metadata" in said or "Could not find artifact" in said:
             raise UserError(f"the Maven repositories have no artifact {coordinate!r}; check the family's package")
-        raise InfraError(f"asking Maven for {coordinate}", (res.stdout + res.stderr).strip()[-300:])
+        stale = " (the metadata on disk is from an earlier call: not used)" if any(
+            folder.glob("maven-metadata-*.xml")) else ""
+        raise InfraError(f"asking Maven for {coordinate}{stale}", said.strip()[-300:])
     versions = sorted({v for p in found for v in metadata_versions(p.read_text())}, key=maven_key)
     return [Release(v, None, is_prerelease(v)) for v in versions]
 

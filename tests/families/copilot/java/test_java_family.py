@@ -4,13 +4,15 @@ syntax, a release the agent does not compile against, and how each probe reaches
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from matrix.ecosystems.base import Run
-from matrix.errors import InfraError
+from matrix.errors import InfraError, UserError
 from matrix.execute import proc
 from matrix.execute.environment import make_env
 from matrix.families.copilot import compiled
@@ -45,10 +47,25 @@ def test_releases_are_what_the_metadata_maven_fetched_lists(tmp_path: Path, monk
     with pytest.raises(InfraError):  # Maven answered nothing it kept: ours, not the registry's
         fetch_maven("com.github:copilot-sdk-java", tmp_path)
     folder.mkdir(parents=True)
-    (folder / "maven-metadata-central.xml").write_text(METADATA)
+    stale = folder / "maven-metadata-central.xml"
+    stale.write_text(METADATA)
+    os.utime(stale, (time.time() - 60, time.time() - 60))
+    with pytest.raises(InfraError, match="from an earlier call"):  # mvn exited 0, and said nothing new
+        fetch_maven("com.github:copilot-sdk-java", tmp_path)
+
+    def answers(req: proc.Request) -> proc.Result:
+        assert "-U" in req.argv  # asked again even within Maven's update interval
+        stale.write_text(METADATA)
+        return proc.Result(req.argv, 0, "", "", 0.1, 0.0, False)
+
+    monkeypatch.setattr(maven.proc, "run", answers)
     got = fetch_maven("com.github:copilot-sdk-java", tmp_path)
     assert [(r.version, r.prerelease) for r in got] == [("0.3.0-java.2", False), ("1.0.0-beta.2", True),
                                                         ("1.0.0", False)]
+    said = "[ERROR] ... Could not find metadata com.github:nope/maven-metadata.xml in local"
+    monkeypatch.setattr(maven.proc, "run", lambda req: proc.Result(req.argv, 1, said, "", 0.1, 0.0, False))
+    with pytest.raises(UserError, match=r"no artifact 'com\.github:nope'"):
+        fetch_maven("com.github:nope", tmp_path)
 
 
 def test_pins_are_maven_and_gradle_ranges() -> None:
