@@ -35,7 +35,7 @@ LAST_USED = ".compat-matrix-last-used"
 
 # Registry answers meaning "this exact thing can no longer be had", as opposed to a network
 # or disk failure on our side.
-NO_SPACE = re.compile(r"(ENOSPC|No space left on device)")
+NO_SPACE = re.compile(r"(ENOSPC|no space left on device)", re.IGNORECASE)  # Go writes it in lower case
 
 
 @functools.cache
@@ -150,6 +150,14 @@ class Environment:
         if gone.search(text):
             raise UninstallableError(self.package, self.version, last_error_line(text, gone))
         raise InfraError(f"installing {self.package}=={self.version}", last_error_line(text, gone), log)
+
+    def _machine_failed(self, step: str, res: proc.Result, timeout: float | None = None) -> None:
+        """Raise when a build step of the agent timed out or met a full disk: the machine's
+        failure, never a verdict about the release."""
+        full = NO_SPACE.search(res.stdout + res.stderr)
+        if res.timed_out or full:
+            raise InfraError(f"{step} for {self.package} {self.version}", "disk full" if full else
+                             f"timed out after {timeout or self.install_timeout:.0f}s")
 
     def _write_log(self, argv: list[str], res: proc.Result) -> str | None:
         if self.log_dir is None:

@@ -177,3 +177,18 @@ def test_reuse_does_not_wait_for_other_users(tmp_path: Path) -> None:
     finally:
         release.set()
         t.join()
+
+
+def test_a_build_step_that_timed_out_or_met_a_full_disk_is_the_machines_failure(tmp_path: Path) -> None:
+    from matrix.execute import proc
+
+    env = fake(tmp_path, "github.com/github/copilot-sdk/go", "0.2.0")
+    failed = proc.Result(("go", "build"), 1, "", "main.go:3: undefined: copilot.Client", 0.0, 1.0, False)
+    env._machine_failed("building the agent", failed)  # the release's failure: the caller's to judge
+    for res, said in ((proc.Result(("go", "build"), None, "", "", 0.0, 900.0, True), "timed out after 900s"),
+                      (proc.Result(("go", "build"), 1, "", "write /tmp/x: no space left on device", 0.0, 1.0, False),
+                       "disk full")):
+        with pytest.raises(InfraError) as exc:
+            env._machine_failed("building the agent", res, 900)
+        assert "building the agent for github.com/github/copilot-sdk/go 0.2.0" in str(exc.value)
+        assert said in str(exc.value)

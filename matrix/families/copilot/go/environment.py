@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from matrix.ecosystems.gotool import go_command
-from matrix.errors import InfraError
 from matrix.execute import proc
-from matrix.execute.environment import NO_SPACE, Environment, tool_version
+from matrix.execute.environment import Environment, tool_version
 
 __all__ = ["GO_BUILD_ERRORS", "GoAgent"]
 
@@ -77,8 +76,6 @@ class GoAgent(Environment):
             if res.ok:
                 (self.location / "variant.txt").write_text(tags or "default")
                 return
-            if res.timed_out or NO_SPACE.search(res.stderr):
-                raise InfraError(f"building the agent for {self.package}@v{self.version}",
-                                 "disk full" if NO_SPACE.search(res.stderr) else "timed out")
+            self._machine_failed("building the agent", res)
             failures.append(f"$ go build -tags '{tags}'\n{res.stderr.strip()[-3000:]}")
         (self.location / GO_BUILD_ERRORS).write_text("\n\n".join(failures))

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from matrix.errors import InfraError, UserError
+from matrix.errors import UserError
 from matrix.execute import proc
-from matrix.execute.environment import NO_SPACE, Environment, tool_version
+from matrix.execute.environment import Environment, tool_version
 from matrix.families.copilot.java.mvntool import mvn_command
 
 __all__ = ["JAVA_BUILD_ERRORS", "JavaAgent", "agent_digest", "agent_sources"]
@@ -95,9 +95,7 @@ class JavaAgent(Environment):
                                     self.location, timeout=self.install_timeout))
         if res.ok:
             return
-        if res.timed_out or NO_SPACE.search(res.stderr):
-            raise InfraError(f"compiling the agent for {self.package} {self.version}",
-                             "disk full" if NO_SPACE.search(res.stderr) else "timed out")
+        self._machine_failed("compiling the agent", res)
         (self.location / JAVA_BUILD_ERRORS).write_text(
             f"$ javac {' '.join(names)}\n{(res.stdout + res.stderr).strip()[-3000:]}\n"
             "the agent does not compile against this release (its client API differs)")

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from matrix.errors import InfraError, UninstallableError
 from matrix.execute import proc
-from matrix.execute.environment import NO_SPACE, Environment, last_error_line, tool_version
+from matrix.execute.environment import Environment, last_error_line, tool_version
 from matrix.families.copilot.rust.cargotool import cargo_command
 
 __all__ = ["NO_LIBRARY", "RUST_BUILD_ERRORS", "RustAgent"]
@@ -156,9 +156,7 @@ class RustAgent(Environment):
             (self.location / "variant.txt").write_text(",".join(features) or "no features")
             self._find_sdk_dir(env)
             return _Then.BUILT
-        if res.timed_out or NO_SPACE.search(text):
-            raise InfraError(f"building the agent for {self.package} {self.version}",
-                             "disk full" if NO_SPACE.search(text) else f"timed out after {timeout:.0f}s")
+        self._machine_failed("building the agent", res, timeout)
         if _UNKNOWN_FEATURE.search(text):
             failures.append(f"{what}\n{text.strip()[-1500:]}")
             return _Then.FEATURES
