@@ -26,11 +26,12 @@ from matrix.execute import proc
 from matrix.execute.environment import Environment, last_error_line, tool_version
 from matrix.families.copilot.rust.cargotool import cargo_command
 
-__all__ = ["NO_LIBRARY", "RUST_BUILD_ERRORS", "RustAgent"]
+__all__ = ["NO_LIBRARY", "NO_PROBES", "RUST_BUILD_ERRORS", "RustAgent"]
 
 CRATE = "github-copilot-sdk"
 RUST_AGENT_SOURCE = Path(__file__).parent / "agent"
 RUST_BUILD_ERRORS = "build-errors.txt"
+PROBES_BUILD_ERRORS = "probes-build-errors.txt"  # the agent was built for the handshake alone
 SDK_DIR = "sdk-dir.txt"
 # Tried in order: the first feature set the release declares (no default features either way).
 FEATURES = (("runtime",), ())
@@ -38,8 +39,10 @@ FEATURES = (("runtime",), ())
 # session with Client::prepare_session (1.0.13 on), subscribing before its first event; without
 # it, with create_session and a subscription right after (all an older release lets an
 # application do). Where the agent does not compile with ``prepared``, it is built again
-# without it (the handshake needs neither).
-AGENT_VARIANTS = (("prepared",), ())
+# without it; where its session code (``probes``) does not compile at all, it is built for the
+# handshake alone, which needs neither: the release's client is still measured, and its session
+# and tolerance cells say why they were not run (0.1.0: the session API differs).
+AGENT_VARIANTS = (("probes", "prepared"), ("probes",), ())
 # cargo's words for a requirement the registry has no version for.
 _GONE = re.compile(r"(failed to select a version for the requirement|no matching package named|"
                    r"could not find .* in registry)")
@@ -49,6 +52,8 @@ _CRATE_FAILED = re.compile(r"could not compile `([\w-]+)`")
 # The release has no library by the crate's name at all (0.0.0 holds the name, nothing else).
 _NO_LIBRARY = re.compile(r"unlinked crate `github_copilot_sdk`")
 AGENT_FAILED = "the agent does not compile against this release (its client API differs)"
+NO_PROBES = ("the agent's session code does not compile against this release (its session API differs from the "
+             "one the agent drives): not measured; its handshake is")
 NO_LIBRARY = "the release has no library github_copilot_sdk: nothing in it for an application to call"
 # The first build of the shared dependencies takes minutes on two cores.
 BUILD_TIMEOUT = 2400.0
@@ -95,6 +100,13 @@ class RustAgent(Environment):
         return path.read_text() if path.exists() else None
 
     @property
+    def probes_build_errors(self) -> str | None:
+        """Why the agent was built for the handshake alone (its session code did not compile
+        against this release), or None: it runs every probe."""
+        path = self.location / PROBES_BUILD_ERRORS
+        return path.read_text() if path.exists() else None
+
+    @property
     def sdk_dir(self) -> str:
         path = self.location / SDK_DIR
         return path.read_text().strip() if path.exists() else ""
@@ -112,7 +124,7 @@ class RustAgent(Environment):
             source = f'version = "={self.version}"'
         return (f'[package]\nname = "{self._bin}"\nversion = "0.0.0"\nedition = "2021"\n'
                 f'publish = false\n\n[[bin]]\nname = "{self._bin}"\npath = "src/main.rs"\n\n'
-                f'[features]\ndefault = {json.dumps(list(agent))}\nprepared = []\n\n'
+                f'[features]\ndefault = {json.dumps(list(agent))}\nprobes = []\nprepared = []\n\n'
                 f'[dependencies]\n{CRATE} = {{ {source}, default-features = false, '
                 f'features = {json.dumps(list(features))} }}\n'
                 'tokio = { version = "1", features = ["rt-multi-thread", "macros", "time"] }\n'
@@ -154,6 +166,8 @@ class RustAgent(Environment):
         if res.ok:
             shutil.copy2(self.target_dir / "debug" / self._bin, self.binary)
             (self.location / "variant.txt").write_text(",".join(features) or "no features")
+            if "probes" not in agent:  # what the session code's builds said: the other probes' reason
+                (self.location / PROBES_BUILD_ERRORS).write_text("\n\n".join(failures))
             self._find_sdk_dir(env)
             return _Then.BUILT
         self._machine_failed("building the agent", res, timeout)

@@ -13,12 +13,13 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.compiled import compile_error_row, run_compiled_handshake, run_compiled_probe
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.payload import SESSION
-from matrix.families.copilot.rust.environment import NO_LIBRARY, RustAgent
+from matrix.families.copilot.rust.environment import NO_LIBRARY, NO_PROBES, RustAgent
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
 
-__all__ = ["build_error_row", "run_rust_handshake", "run_rust_session", "run_rust_tolerance"]
+__all__ = ["build_error_row", "probes_not_built_row", "run_rust_handshake", "run_rust_session",
+           "run_rust_tolerance"]
 
 
 def build_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: RustAgent, cli: CliInstall,
@@ -35,6 +36,19 @@ def build_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: RustA
         return build_row(cell, probe, mutation, run, Verdict(Outcome.NOT_APPLICABLE, ErrorInfo(
             "NoLibrary", f"{agent.package} {agent.version}: {NO_LIBRARY}")), runtime, cli)
     return compile_error_row(cell, probe, mutation, errors, agent.binary, cli, runtime)
+
+
+def probes_not_built_row(cell: HandshakeCell, probe: str, mutation: str, agent: RustAgent, cli: CliInstall,
+                         runtime: Runtime) -> Row | None:
+    """The session or tolerance row of a release whose agent was built for the handshake alone
+    (None: it runs every probe): not-applicable with the compiler's words about the session code,
+    and no CLI started for it."""
+    errors = agent.probes_build_errors
+    if errors is None:
+        return None
+    run = AgentRun(None, proc.Result((str(agent.binary),), 0, "", errors, 0.0, 0.0, False), [], [])
+    return build_row(cell, probe, mutation, run, Verdict(Outcome.NOT_APPLICABLE, ErrorInfo(
+        "AgentApiDiffers", f"{agent.package} {agent.version}: {NO_PROBES}\n{errors.strip()[-1500:]}")), runtime, cli)
 
 
 def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime,
@@ -54,7 +68,8 @@ def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, r
 
 def run_rust_tolerance(cell: HandshakeCell, rule: str, agent: RustAgent, cli: CliInstall, runtime: Runtime,
                        results: Path, reaper: proc.Reaper | None = None) -> Row:
-    failed = build_error_row(cell, "tolerance", rule, agent, cli, runtime)
+    failed = build_error_row(cell, "tolerance", rule, agent, cli, runtime) or probes_not_built_row(
+        cell, "tolerance", rule, agent, cli, runtime)
     if failed is not None:
         return failed
     return run_compiled_probe(cell, "tolerance", rule, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},
@@ -63,7 +78,8 @@ def run_rust_tolerance(cell: HandshakeCell, rule: str, agent: RustAgent, cli: Cl
 
 def run_rust_session(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime, results: Path,
                      reaper: proc.Reaper | None = None) -> Row:
-    failed = build_error_row(cell, SESSION, "", agent, cli, runtime)
+    failed = build_error_row(cell, SESSION, "", agent, cli, runtime) or probes_not_built_row(
+        cell, SESSION, "", agent, cli, runtime)
     if failed is not None:
         return failed
     return run_compiled_probe(cell, SESSION, "", AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},

@@ -112,10 +112,11 @@ def test_a_release_without_the_runtime_feature_is_built_without_it(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     a = agent(tmp_path)
     a.location.mkdir()
-    # runtime + prepared: no such feature; no features + prepared, then none: the agent fails.
-    calls = fake_cargo(monkeypatch, NO_RUNTIME, AGENT_FAILS, AGENT_FAILS)
+    # runtime: no such feature; no features with every probe (prepared or not), then the handshake
+    # alone: the agent fails.
+    calls = fake_cargo(monkeypatch, NO_RUNTIME, AGENT_FAILS, AGENT_FAILS, AGENT_FAILS)
     a._install()
-    assert len([c for c in calls if "build" in c]) == 3
+    assert len([c for c in calls if "build" in c]) == 4
     errors = a.build_errors or ""
     assert "the agent does not compile against this release" in errors and "E0432" in errors
     assert errors.rstrip().endswith("(its client API differs)")
@@ -132,15 +133,40 @@ def test_a_release_before_prepare_session_is_built_without_the_agents_prepared_v
     a._install()
     assert [c[1] for c in calls] == ["build", "build", "metadata", "metadata"]
     assert a.sdk_dir == "" and a.healthy()  # asked offline, then of the registry: unknown, not asked again
-    assert a.build_errors is None and a.binary.exists()
+    assert a.build_errors is None and a.binary.exists() and a.probes_build_errors is None
     manifest = (a.location / "Cargo.toml").read_text()
-    assert 'features = ["runtime"]' in manifest and "default = []" in manifest
+    assert 'features = ["runtime"]' in manifest and 'default = ["probes"]' in manifest
     assert (a.location / "variant.txt").read_text() == "runtime"
+
+
+NO_SESSION_API = (101, "error[E0599]: no method named `with_handler` found for struct `github_copilot_sdk::Tool`\n"
+                       "error: could not compile `agent-9_9_9` (bin \"agent-9_9_9\") due to 16 previous errors")
+
+
+def test_a_release_whose_session_api_differs_is_built_for_the_handshake_and_its_other_probes_say_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = agent(tmp_path)
+    a.location.mkdir()
+    calls = fake_cargo(monkeypatch, NO_SESSION_API, NO_SESSION_API, built(a), (101, "error: offline"),
+                       (101, "error: none"))
+    a._install()
+    builds = [c for c in calls if "build" in c]
+    assert len(builds) == 3 and a.build_errors is None and a.binary.exists()
+    assert "default = []" in (a.location / "Cargo.toml").read_text()  # the handshake alone
+    assert "with_handler" in (a.probes_build_errors or "")
+    monkeypatch.setattr(rust_env.proc, "run", lambda req: pytest.fail("no CLI is started for a probe not built"))
+    cell = HandshakeCell("copilot-rust", "9.9.9", "1.0.102", 60, 30, 5, tmp_path / "scratch")
+    cli, runtime = cli_and_runtime(tmp_path)
+    for row in (run_rust_session(cell, a, cli, runtime, tmp_path / "r"),
+                run_rust_tolerance(cell, "event.unknown-type", a, cli, runtime, tmp_path / "r")):
+        assert (row.outcome, row.error_type) == (Outcome.NOT_APPLICABLE.value, "AgentApiDiffers")
+        assert "session code does not compile" in (row.error_message or "")
+        assert "with_handler" in (row.error_message or "")
 
 
 def test_the_agent_asks_for_prepare_session_first_and_the_crates_own_dependencies(tmp_path: Path) -> None:
     manifest = agent(tmp_path)._manifest(("runtime",), ("prepared",))
-    assert 'default = ["prepared"]\nprepared = []' in manifest
+    assert 'default = ["prepared"]\nprobes = []\nprepared = []' in manifest
     for dep in ('async-trait = "0.1"', 'tracing = "0.1"', 'serde = "1"'):
         assert dep in manifest
     assert "default = []" in agent(tmp_path)._manifest(("runtime",))
