@@ -26,6 +26,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "other")
 
 
+def worker_group(nodeid: str) -> str:
+    """Which of the two workers a test goes to under --cells-apart."""
+    return "beside" if nodeid.split("::", 1)[0] in BESIDE_CELLS else "cells"
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if not config.getoption("cells_apart"):
         return None
@@ -33,7 +38,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class CellsApart(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "beside" if nodeid.split("::", 1)[0] in BESIDE_CELLS else "cells"
+            return worker_group(nodeid)
 
     return CellsApart(config, log)
 

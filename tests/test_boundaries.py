@@ -86,3 +86,12 @@ def outcome_literals() -> list[tuple[str, int, str]]:
 
 def test_no_outcome_is_spelled_outside_the_model() -> None:
     assert outcome_literals() == [], "use matrix.model.Outcome (or a set of it there) instead of its spelling"
+
+
+def test_the_integration_workers_split_by_module_and_every_module_named_exists() -> None:
+    from tests.conftest import BESIDE_CELLS, ROOT, worker_group
+
+    assert all((ROOT / m).is_file() for m in BESIDE_CELLS)  # a renamed module would join the cells unseen
+    assert worker_group("tests/store/test_integration_faults.py::test_x[index.json garbage]") == "beside"
+    assert worker_group("tests/store/test_integration_dataset.py::test_fold_then_verify") == "cells"
+    assert worker_group("tests/families/copilot/test_integration_repro.py::test_the_script[a::b]") == "beside"
