@@ -29,8 +29,9 @@ serve: $(STAMP)
 report: $(STAMP)
 	$(BIN)/compat-matrix report
 
+# Every core; a module's tests stay on one worker, in order (some share one browser page, one site).
 test: $(STAMP)
-	$(BIN)/pytest -n auto
+	$(BIN)/pytest -n auto --dist loadfile
 
 # Installs real SDK and CLI versions from the registries and measures real cells: the tests
 # that measure through the harness on one worker, the rest beside them (tests/conftest.py).
