@@ -67,14 +67,13 @@ def fetch_maven(coordinate: str, local_repo: Path | None = None) -> list[Release
     started = time.time()
     res = proc.run(proc.Request(argv, env, Path.cwd(), timeout=300))
     folder = local_repo.joinpath(*group.split("."), artifact)
-    found = sorted((p for p in folder.glob("maven-metadata-*.xml") if p.stat().st_mtime >= started),
-                   key=lambda p: p.stat().st_mtime)
+    on_disk = sorted(((p.stat().st_mtime, p) for p in folder.glob("maven-metadata-*.xml")), key=lambda m: m[0])
+    found = [p for mtime, p in on_disk if mtime >= started]
     if not found:
         said = res.stdout + res.stderr
         if "Could not find metadata" in said or "Could not find artifact" in said:
             raise UserError(f"the Maven repositories have no artifact {coordinate!r}; check the family's package")
-        stale = " (the metadata on disk is from an earlier call: not used)" if any(
-            folder.glob("maven-metadata-*.xml")) else ""
+        stale = " (the metadata on disk is from an earlier call: not used)" if on_disk else ""
         raise InfraError(f"asking Maven for {coordinate}{stale}", said.strip()[-300:])
     versions = sorted({v for p in found for v in metadata_versions(p.read_text())}, key=maven_key)
     return [Release(v, None, is_prerelease(v)) for v in versions]

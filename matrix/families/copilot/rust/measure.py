@@ -51,6 +51,14 @@ def probes_not_built_row(cell: HandshakeCell, probe: str, mutation: str, agent: 
         "AgentApiDiffers", f"{agent.package} {agent.version}: {NO_PROBES}\n{errors.strip()[-1500:]}")), runtime, cli)
 
 
+def _not_run_row(cell: HandshakeCell, probe: str, mutation: str, agent: RustAgent, cli: CliInstall,
+                 runtime: Runtime) -> Row | None:
+    """The session or tolerance row of a release the agent cannot run this probe for: no agent
+    at all, or one built for the handshake alone (None: the probe runs)."""
+    return (build_error_row(cell, probe, mutation, agent, cli, runtime)
+            or probes_not_built_row(cell, probe, mutation, agent, cli, runtime))
+
+
 def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime,
                        reaper: proc.Reaper | None = None) -> Row:
     failed = build_error_row(cell, "handshake", "", agent, cli, runtime)
@@ -68,8 +76,7 @@ def run_rust_handshake(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, r
 
 def run_rust_tolerance(cell: HandshakeCell, rule: str, agent: RustAgent, cli: CliInstall, runtime: Runtime,
                        results: Path, reaper: proc.Reaper | None = None) -> Row:
-    failed = build_error_row(cell, "tolerance", rule, agent, cli, runtime) or probes_not_built_row(
-        cell, "tolerance", rule, agent, cli, runtime)
+    failed = _not_run_row(cell, "tolerance", rule, agent, cli, runtime)
     if failed is not None:
         return failed
     return run_compiled_probe(cell, "tolerance", rule, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},
@@ -78,8 +85,7 @@ def run_rust_tolerance(cell: HandshakeCell, rule: str, agent: RustAgent, cli: Cl
 
 def run_rust_session(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime, results: Path,
                      reaper: proc.Reaper | None = None) -> Row:
-    failed = build_error_row(cell, SESSION, "", agent, cli, runtime) or probes_not_built_row(
-        cell, SESSION, "", agent, cli, runtime)
+    failed = _not_run_row(cell, SESSION, "", agent, cli, runtime)
     if failed is not None:
         return failed
     return run_compiled_probe(cell, SESSION, "", AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},
