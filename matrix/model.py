@@ -133,6 +133,10 @@ class Cell:
     probe: str
     mutation: str = ""
     why: str = field(default="", compare=False)
+    # The checks measured in one run with this one (a batch, its family's choice; this one among
+    # them); empty: measured alone. Where a batch shows anything but a clean pass, the check is
+    # measured again alone: the batch changes the cost, never the verdict.
+    together: tuple[str, ...] = field(default=(), compare=False)
 
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)

@@ -39,16 +39,19 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
         rows = [r for r in rows if r.probe in args.probe]
     if args.cli:
         rows = [r for r in rows if r.cli_version in args.cli]
+    if args.batched:
+        rows = [r for r in rows if r.detail.get("batch")]
     chosen = sample(rows, args.sample, args.seed)
     if not chosen:
         asked = " ".join([*(f"--family {f}" for f in args.family), *(f"--probe {p}" for p in args.probe),
-                          *(f"--cli {c}" for c in args.cli)])
+                          *(f"--cli {c}" for c in args.cli), *(["--batched"] if args.batched else [])])
         raise UserError(f"no stored verdicts to verify in {sources.data or sources.results}"
                         + (f" for {asked}: widen the selection" if asked else ""))
     console.print(f"verifying {len(chosen)} of {len(rows)} stored cells (seed {args.seed}), stratified by family "
                   "and outcome")
     with tempfile.TemporaryDirectory(prefix="compat-matrix-verify-") as tmp:
         runner = Runner(plan, Store(Path(tmp)), cache_root(), proc.Reaper())
+        # Each alone (no batch): a verdict a batch gave is checked against what an isolated run gives.
         cells = [Cell(r.family, r.sdk_version, r.cli_version, r.probe, r.mutation) for r in chosen]
         measured = {r.key(): r for r in runner.run(cells, args.jobs or plan.run.jobs)}
     checks = [Check(r, measured.get(r.key())) for r in chosen]
@@ -78,6 +81,8 @@ def _arguments(v: argparse.ArgumentParser) -> None:
     v.add_argument("--probe", action="append", default=[], help="only cells of this probe (repeatable)")
     v.add_argument("--cli", action="append", default=[], metavar="V",
                    help="only cells with this CLI release (repeatable)")
+    v.add_argument("--batched", action="store_true",
+                   help="only verdicts a batch gave (tolerance rules measured in one relay), measured again alone")
     v.add_argument("--jobs", type=positive, default=None, help="cells measured at once")
 
 

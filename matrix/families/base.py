@@ -63,6 +63,11 @@ class Context(Protocol):
 
     def memo(self, key: object, make: Callable[[], T]) -> T: ...
 
+    def shared(self, key: object, make: Callable[[], T]) -> T:
+        """As ``memo``, for work several cells share (a batch): the cells that wait for another
+        cell's ``make()`` give their CPU slot back while they wait."""
+        ...
+
     def working(self) -> None:
         """Before one more unit of a cell's work (a repeated stop): wait for a CPU slot again if
         the cell gave its own back while it waited."""

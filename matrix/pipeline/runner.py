@@ -161,6 +161,24 @@ class Runner:
                 self._memo[key] = make()
             return self._memo[key]  # type: ignore[return-value]
 
+    def shared(self, key: object, make: Callable[[], T]) -> T:
+        lock = self._key_lock(("memo", key))
+        if not lock.acquire(blocking=False):
+            hold: Hold | None = getattr(self._held, "hold", None)
+            if hold is not None:
+                hold.release()  # waiting on another cell's work is not work
+            try:
+                lock.acquire()
+            finally:
+                if hold is not None:
+                    hold.renew()
+        try:
+            if key not in self._memo:
+                self._memo[key] = make()
+            return self._memo[key]  # type: ignore[return-value]
+        finally:
+            lock.release()
+
     def working(self) -> None:
         hold: Hold | None = getattr(self._held, "hold", None)
         if hold is not None:

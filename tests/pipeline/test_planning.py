@@ -117,3 +117,15 @@ def test_tolerance_keeps_the_cli_its_history_was_measured_with() -> None:
                   mutation="event.extra-field", outcome="surfaced")
     cells = RESOLVED.cells("tolerance", [*ROWS, earlier])
     assert {c.cli_version for c in cells if c.sdk_version == "0.1"} == {"1.0.2"}  # not the newer 1.0.10
+
+
+def test_rules_this_release_never_failed_are_planned_together_by_kind_and_the_others_alone() -> None:
+    rows = [*ROWS, *(_control("0.1", "1.0.10", name, "passed") for name in CONTROL_DESCRIPTIONS),
+            row("0.1", "1.0.2", "fatal", probe="tolerance", mutation="history.unknown-enum-value"),
+            row("0.1", "1.0.2", "ignored", probe="tolerance", mutation="history.extra-field")]
+    cells = {c.mutation: c for c in RESOLVED.cells("tolerance", rows) if c.sdk_version == "0.1"}
+    assert cells["history.unknown-enum-value"].together == ()  # it failed before: alone
+    assert cells["history.extra-field"].together == ("history.unknown-type", "history.extra-field")
+    events = tuple(r for r in RULES if control_of(r) == "event.control")
+    assert all(cells[r].together == events for r in events)
+    assert all(cells[c].together == () for c in CONTROL_DESCRIPTIONS)  # a control is always alone

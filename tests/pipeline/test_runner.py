@@ -167,3 +167,44 @@ def test_a_hang_on_a_starved_machine_is_our_failure_and_measured_again(
     monkeypatch.setattr(runner, "load_per_core", lambda: 2.5)
     hung = runner_of(fam, tmp_path / "b").measure(PAIR)
     assert hung is not None and hung.outcome == "hang"  # on a machine that keeps up, a hang is a hang
+
+
+def test_shared_work_runs_once_and_a_cell_waiting_for_it_gives_its_slot_back(tmp_path: Path) -> None:
+    import threading
+
+    from matrix.execute.schedule import Slots
+
+    runner = runner_of(family(), tmp_path)
+    slots = Slots(2, park_after=60)
+    started, release, third = threading.Event(), threading.Event(), threading.Event()
+    made: list[int] = []
+    got: list[int] = []
+
+    def make() -> int:
+        made.append(1)
+        started.set()
+        release.wait(10)
+        return 42
+
+    def cell() -> None:
+        with slots.hold() as hold:
+            runner._held.hold = hold
+            got.append(runner.shared("k", make))
+
+    def other() -> None:
+        with slots.hold():
+            third.set()
+
+    first = threading.Thread(target=cell)
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=cell)
+    second.start()
+    # Two slots, the first cell's and the second's: a third cell gets one while the first still
+    # works only if the second, waiting for the first's work, gave its own back.
+    threading.Thread(target=other, daemon=True).start()
+    assert third.wait(10)
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert got == [42, 42] and made == [1]

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.integration
 
 SCRIPTS = ROOT / "scripts"
 # session_report.py installs nothing: its run is a unit test (tests/scripts/test_session_report.py).
-SMOKED = {"bench_cell.py", "bench_history.py", "bench_session.py", "bench_targets.py", "cpu_split.py",
-          "session_report.py", "snapshot_pages.py", "timings.py"}
+SMOKED = {"batch_proof.py", "bench_cell.py", "bench_history.py", "bench_session.py", "bench_targets.py",
+          "cpu_split.py", "session_report.py", "snapshot_pages.py", "timings.py"}
 
 
 def script(name: str, *args: str, timeout: float = 1200, env: dict[str, str] | None = None) -> str:
@@ -42,6 +42,11 @@ def small_results(tmp: Path) -> Path:
     save_releases(tmp / "results", {"copilot-python": {"sdk": {"1.0.27": None, "0.1.15": None},
                                                        "cli": {"1.0.102": None}}})
     return tmp / "results"
+
+
+def test_batch_proof_compares_batched_verdicts_with_the_stored_isolated_ones() -> None:
+    out = script("batch_proof.py", "--sdk", "1.0.27", "--kind", "history", "--jobs", "2")
+    assert "disagreed 0" in out and "CLI starts:" in out and "verdicts from a batch:" in out
 
 
 def test_bench_cell_times_a_real_cell_against_a_raw_client() -> None:

@@ -90,7 +90,7 @@ def _home_files(home: Path) -> list[str]:
 
 def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cli: CliInstall, runtime: Runtime,
               timeout: float, grace: float, scratch: Path, reaper: proc.Reaper | None = None,
-              shim_rule: str | None = None, use_shim: bool = False, transcript: Path | None = None,
+              shim_rule: str | list[str] | None = None, use_shim: bool = False, transcript: Path | None = None,
               launcher: bool = True, extra_env: dict[str, str] | None = None) -> AgentRun:
     """``launcher``: False gives the SDK the CLI's own entry point (no launcher, no shim, no
     log of launches), to show that what a cell measures is the SDK's doing and not ours.
@@ -104,7 +104,8 @@ def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cl
             with writing(target):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.unlink(missing_ok=True)
-            config.write_text(json.dumps({"transcript": str(target), "rule": shim_rule}))
+            rules = {"rules": shim_rule} if isinstance(shim_rule, list) else {"rule": shim_rule}  # a list: a batch
+            config.write_text(json.dumps({"transcript": str(target), **rules}))
             shim = (Path(proc.harness_python()), config)
         seeded = plant(cli.seed, box.home)
         cli_path, log = write_launcher(box.root, cli, runtime, shim) if launcher else (cli.entry, box.root / "none")

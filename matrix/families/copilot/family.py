@@ -52,6 +52,7 @@ from matrix.families.copilot.stops import (
     session_leaks,
 )
 from matrix.families.copilot.targets import control_target, works
+from matrix.families.copilot.tolerance import BATCH_STANDS
 from matrix.families.payload import Payload
 from matrix.families.rules import Rules
 from matrix.markup import cli_slug
@@ -142,6 +143,8 @@ class CopilotFamily(Family):
     cell_columns: tuple[str, ...] = ("protocol", "leaked", "stops")
     refined_by: tuple[str, ...] = (SESSION,)
     rules: Rules = COPILOT_RULES
+    # Its tolerance agent measures several rules of one kind in one relay (``tolerance.run_batch``).
+    batches: bool = False
 
     # -- what its rows are -------------------------------------------------------------
 
@@ -223,12 +226,16 @@ class CopilotFamily(Family):
         mutated), then the rules against the CLI where the control passed. The CLI tried first
         is the one its tolerance was measured with before (the history keeps its cells), else
         the newest CLI that SDK version works with; where the control fails, the next newest,
-        one per round (the phase is planned again after each; every control is kept). An SDK
+        one per round (the phase is planned again after each; every control is kept). Where the
+        family's agent can (``batches``), the rules of one kind that this SDK release never
+        failed are measured together, in one relay (a rule that failed before would only make
+        the batch measure it twice); a fresh release is all batched. An SDK
         version with no CLI, or none whose control passes, gets its rules against ``NO_CLI``,
         recorded not-applicable with the reason."""
         working: dict[str, list[str]] = {}
         before: dict[str, str] = {}
         controls: dict[tuple[str, str], dict[str, Row]] = {}
+        failed_before: set[tuple[str, str]] = set()
         for r in planning.rows:
             if r.family != self.name:
                 continue
@@ -238,19 +245,27 @@ class CopilotFamily(Family):
                 controls.setdefault((r.sdk_version, r.mutation), {})[r.cli_version] = r
             elif r.probe == "tolerance" and r.cli_version != NO_CLI:
                 before[r.sdk_version] = max(before.get(r.sdk_version, r.cli_version), r.cli_version, key=sort_key)
+                if r.outcome not in BATCH_STANDS:
+                    failed_before.add((r.sdk_version, r.mutation))
         cells: list[Cell] = []
         for sdk in planning.sdk_versions:
             newest_first = sorted(working.get(sdk, []), key=sort_key, reverse=True)
             order = list(dict.fromkeys([*([before[sdk]] if before.get(sdk) in newest_first else []), *newest_first]))
             for control in CONTROL_DESCRIPTIONS:
                 rules = [r for r in RULES if control_of(r) == control]
+                batch = tuple(r for r in rules if (sdk, r) not in failed_before) if self.batches else ()
+
+                def together_of(rule: str, batch: tuple[str, ...] = batch) -> tuple[str, ...]:
+                    return batch if rule in batch and len(batch) > 1 else ()
+
                 cli, why = control_target(order, controls.get((sdk, control), {}))
                 if cli is None:
                     cells += [Cell(self.name, sdk, NO_CLI, "tolerance", rule, why=why or "") for rule in rules]
                     continue
                 cells.append(Cell(self.name, sdk, cli, "tolerance", control))
                 if why is None:  # passed there
-                    cells += [Cell(self.name, sdk, cli, "tolerance", rule) for rule in rules]
+                    cells += [Cell(self.name, sdk, cli, "tolerance", rule, together=together_of(rule))
+                              for rule in rules]
         return cells
 
     def _session_cells(self, planning: Planning) -> list[Cell]:

@@ -215,6 +215,13 @@ class CellPage:
     transcript: list[TranscriptEntry] | None  # None: the cell has none; []: it has one, empty or unreadable
 
 
+def _batch_note(batch: Any) -> str:
+    """Which rules shared the run a verdict came from (a batch: one CLI start for them all)."""
+    if not isinstance(batch, list) or not batch:
+        return ""
+    return f" (in one run with {', '.join(map(str, batch))})"
+
+
 def cell_page_data(row: Any, sources: Sources) -> CellPage:
     """One tolerance cell (a row of the results' ``itertuples()``) and its transcript."""
     detail: dict[str, Any] = row.detail if isinstance(row.detail, dict) else {}
@@ -228,7 +235,8 @@ def cell_page_data(row: Any, sources: Sources) -> CellPage:
         anchor=_anchor(f"{row.mutation}@{row.cli_version}" if control else str(row.mutation)),
         description=rule.description if rule else (f"Control, against CLI {row.cli_version}: {control}" if control
                                                     else ""), outcome=str(row.outcome),
-        applied="; ".join(detail.get("applied") or []) or "nothing", error=esc_raw(row.error_message),
+        applied=("; ".join(detail.get("applied") or []) or "nothing") + _batch_note(detail.get("batch")),
+        error=esc_raw(row.error_message),
         evidence=[esc_raw(e) for e in evidence[:5]],
         observed=json.dumps(observed, indent=1, default=str)[:6000] if observed else "",
         transcript=transcript_entries(sources.evidence(transcript)) if transcript else None)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["CONTROLS", "CONTROL_DESCRIPTIONS", "RULES", "Frame", "Mutator", "Rule", "control_of", "encode",
+__all__ = ["CONTROLS", "CONTROL_DESCRIPTIONS", "RULES", "Batch", "Frame", "Mutator", "Rule", "control_of", "encode",
            "read_frame"]
 
 Message = dict[str, Any]
@@ -261,6 +261,84 @@ class Mutator:
         return {"sessionId": session_id, "event": event}
 
 
+class Batch:
+    """Every rule of one kind through one relay, so that one CLI start serves them all (issue 31).
+    Connection-scoped rules (result, notification, request) are applied together to the one
+    connection; session-scoped ones (event, history) each to its own session, the n-th session
+    the application creates getting the n-th rule (the agent creates them in the same order).
+    The harness accepts a rule's verdict from a batch only where it is a clean pass, and
+    measures the others alone: a batch never decides a failure."""
+
+    def __init__(self, rules: list[str]) -> None:
+        kinds = {RULES[r].needs_session for r in rules if r in RULES}
+        if len(kinds) != 1 or len(rules) != len(set(rules)):
+            raise ValueError(f"a batch is distinct rules of one scope (connection or session), not {rules!r}")
+        self.rules = rules
+        self.rule = None  # entries are tagged per rule (``owner``), not with one rule for the relay
+        self.mutators = {r: Mutator(r) for r in rules}
+        self.session_rules = [r for r in rules if RULES[r].needs_session]
+        self.sessions: dict[str, str] = {}  # session id -> its rule
+        self.asked: dict[Any, str] = {}  # request id -> the session id it names
+        self.applied: list[tuple[str, str]] = []  # (rule, what was applied)
+        self.later: list[tuple[float, Message]] = []
+
+    def seen_request(self, msg: Message) -> None:
+        for m in self.mutators.values():
+            m.seen_request(msg)
+        params = msg.get("params")
+        if "id" in msg and isinstance(params, dict) and isinstance(params.get("sessionId"), str):
+            self.asked[msg["id"]] = params["sessionId"]
+
+    def is_answer_to_injected(self, msg: Message) -> bool:
+        return any(m.is_answer_to_injected(msg) for m in self.mutators.values())
+
+    def owner(self, msg: Message) -> str | None:
+        """The rule a message belongs to: that of the session it names (or answers for)."""
+        params = msg.get("params")
+        result = msg.get("result")
+        for value in (params.get("sessionId") if isinstance(params, dict) else None,
+                      result.get("sessionId") if isinstance(result, dict) else None, self.asked.get(msg.get("id"))):
+            if isinstance(value, str) and value in self.sessions:
+                return self.sessions[value]
+        return None
+
+    def to_sdk(self, msg: Message) -> list[Message] | None:
+        if self.session_rules:
+            return self._session(msg)
+        out: list[Message] | None = None
+        for rule, m in self.mutators.items():  # each rule's change applied to what the one before sent
+            current = out if out is not None else [msg]
+            changed = False
+            nxt: list[Message] = []
+            for one in current:
+                got = self._through(rule, m, one)
+                changed = changed or got is not None
+                nxt.extend(got if got is not None else [one])
+            if changed:
+                out = nxt
+        return out
+
+    def _session(self, msg: Message) -> list[Message] | None:
+        result = msg.get("result")
+        first = self.mutators[self.session_rules[0]]
+        if (first.methods.get(msg.get("id")) == "session.create" and isinstance(result, dict)
+                and isinstance(result.get("sessionId"), str) and result["sessionId"] not in self.sessions):
+            unassigned = [r for r in self.session_rules if r not in self.sessions.values()]
+            if not unassigned:
+                return None  # more sessions than rules: the rest relayed unchanged
+            self.sessions[result["sessionId"]] = unassigned[0]
+        rule = self.owner(msg)
+        return None if rule is None else self._through(rule, self.mutators[rule], msg)
+
+    def _through(self, rule: str, m: Mutator, msg: Message) -> list[Message] | None:
+        before = len(m.applied)
+        out = m.to_sdk(msg)
+        self.applied.extend((rule, text) for text in m.applied[before:])
+        self.later.extend(m.later)
+        m.later = []
+        return out
+
+
 def canary(session_id: str) -> Message:
     return {"sessionId": session_id, "event": {
         "id": CANARY_EVENT_ID, "timestamp": "2026-01-01T00:00:00.000Z", "parentId": None,
@@ -285,8 +363,12 @@ class Transcript:
         except OSError:
             self._file = None
 
-    def write(self, direction: str, frame: Frame | None, msg: Message | None, note: str = "") -> None:
+    def write(self, direction: str, frame: Frame | None, msg: Message | None, note: str = "",
+              rule: str | None = None) -> None:
+        """``rule``: in a batch, the one rule this entry belongs to (none: every rule's)."""
         entry: dict[str, Any] = {"t": round(time.monotonic() - self._t0, 4), "dir": direction}
+        if rule is not None:
+            entry["rule"] = rule
         if msg is not None:
             entry["msg"] = msg
         elif frame is not None:
@@ -334,8 +416,21 @@ def main(argv: list[str]) -> int:
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
     transcript = Transcript(config["transcript"])
-    mutator = Mutator(config.get("rule"))
-    transcript.write("shim", None, {"argv": cli, "rule": mutator.rule})
+    mutator: Mutator | Batch = Batch(config["rules"]) if config.get("rules") else Mutator(config.get("rule"))
+    transcript.write("shim", None, {"argv": cli, "rule": mutator.rule,
+                                    **({"rules": mutator.rules} if isinstance(mutator, Batch) else {})})
+
+    def owner(msg: Message | None) -> str | None:
+        return mutator.owner(msg) if isinstance(mutator, Batch) and msg is not None else None
+
+    def record_applied(before: int) -> None:
+        # Written at once: the relay may be killed any time after.
+        if isinstance(mutator, Batch):
+            new = mutator.applied[before:]
+            for rule in dict.fromkeys(r for r, _ in new):
+                transcript.write("shim", None, {"applied": [t for r, t in new if r == rule]}, rule=rule)
+        elif len(mutator.applied) > before:
+            transcript.write("shim", None, {"applied": mutator.applied[before:]})
     # The CLI's stderr is the SDK's: it reads it to explain a failed start.
     child = subprocess.Popen(cli, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
@@ -353,7 +448,7 @@ def main(argv: list[str]) -> int:
             return []
         if msg is not None:
             mutator.seen_request(msg)
-        transcript.write("sdk->cli", frame, msg)
+        transcript.write("sdk->cli", frame, msg, rule=owner(msg))
         return [frame.raw]
 
     sdk_in = sys.stdin.buffer
@@ -361,18 +456,17 @@ def main(argv: list[str]) -> int:
     write_lock = threading.Lock()
 
     def send_later(msg: Message) -> None:
-        transcript.write("shim->sdk", None, msg, note=mutator.rule or "")
+        transcript.write("shim->sdk", None, msg, note=mutator.rule or owner(msg) or "", rule=owner(msg))
         with write_lock, contextlib.suppress(OSError, ValueError):
             sdk_out.write(encode(msg))
             sdk_out.flush()
 
     def from_cli(frame: Frame) -> list[bytes]:
         msg = frame.message()
-        transcript.write("cli->sdk", frame, msg)
         before = len(mutator.applied)
-        out = mutator.to_sdk(msg) if msg is not None else None
-        if len(mutator.applied) > before:  # written at once: the relay may be killed any time after
-            transcript.write("shim", None, {"applied": mutator.applied[before:]})
+        out = mutator.to_sdk(msg) if msg is not None else None  # first: a session.create result names its rule
+        transcript.write("cli->sdk", frame, msg, rule=owner(msg))
+        record_applied(before)
         for delay, later in mutator.later:
             timer = threading.Timer(delay, send_later, args=(later,))
             timer.daemon = True
@@ -382,7 +476,7 @@ def main(argv: list[str]) -> int:
             return [frame.raw]
         for m in out:
             if m is not msg:
-                transcript.write("shim->sdk", None, m, note=mutator.rule or "")
+                transcript.write("shim->sdk", None, m, note=mutator.rule or owner(m) or "", rule=owner(m))
         return [encode(m) for m in out]
     up = threading.Thread(target=_pump, args=(sdk_in, child.stdin, from_sdk), daemon=True)
     down = threading.Thread(target=_pump, args=(child.stdout, sdk_out, from_cli, write_lock), daemon=True)

@@ -82,6 +82,14 @@ def test_cell_keeps_five_pieces_of_evidence_and_what_the_shim_applied(tmp_path: 
     assert json.loads(page.observed) == {"canary": True}
 
 
+def test_a_verdict_from_a_batch_names_the_rules_that_shared_its_run(tmp_path: Path) -> None:
+    detail = {"applied": ["after session.create: session.event session.info"],
+              "batch": ["event.unknown-type", "field.type-change"]}
+    page = cell_page_data(only_row(frame_of([tolerance("1.0.0", "event.extra-field", "ignored", detail=detail)])),
+                          Sources(tmp_path))
+    assert page.applied.endswith("(in one run with event.unknown-type, field.type-change)")
+
+
 def test_transcript_entries_shorten_long_messages_and_keep_the_direction() -> None:
     lines = [{"t": 0.5, "dir": "shim->sdk", "note": "injected", "msg": {"id": 1}},
              {"t": 1, "dir": "cli->sdk", "raw": "x" * 5000}]

@@ -11,9 +11,15 @@ from matrix.families.base import Context, MakeEnv
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.family import CopilotFamily, runtimes
 from matrix.families.copilot.handshake import HandshakeCell
-from matrix.families.copilot.node.measure import run_node_handshake, run_node_session, run_node_tolerance
+from matrix.families.copilot.node.measure import (
+    run_node_handshake,
+    run_node_session,
+    run_node_tolerance,
+    run_node_tolerance_batch,
+)
 from matrix.families.copilot.node.sdk import NodeSdk, prepare_node_sdk
 from matrix.families.copilot.payload import SESSION
+from matrix.families.copilot.tolerance import measure_rule
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotNode", "family"]
@@ -39,7 +45,10 @@ class CopilotNode(CopilotFamily):
             ctx: Context) -> Row:
         assert isinstance(sdk, NpmPrefix)
         if cell.probe == "tolerance":
-            return run_node_tolerance(hs, cell.mutation, node_sdk(sdk, ctx), cli, runtime, ctx.results, ctx.reaper)
+            env = node_sdk(sdk, ctx)
+            return measure_rule(
+                ctx, cell, hs, lambda rule: run_node_tolerance(hs, rule, env, cli, runtime, ctx.results, ctx.reaper),
+                lambda rules: run_node_tolerance_batch(hs, rules, env, cli, runtime, ctx.results, ctx.reaper))
         if cell.probe == SESSION:
             return run_node_session(hs, node_sdk(sdk, ctx), cli, runtime, ctx.results, ctx.reaper)
         return run_node_handshake(hs, node_sdk(sdk, ctx), cli, runtime, ctx.reaper)
@@ -51,4 +60,5 @@ family = CopilotNode(
     sdk_ecosystem="npm",
     sdk_package="@github/copilot-sdk",
     probes=("handshake", "session", "tolerance"),
+    batches=True,
 )

@@ -3,6 +3,7 @@ that imports the release."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,10 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import Attempt, HandshakeCell, measure_handshake
 from matrix.families.copilot.node.sdk import AGENTS, NodeSdk
 from matrix.families.copilot.session.probe import run_session
-from matrix.families.copilot.tolerance import run_tolerance
+from matrix.families.copilot.tolerance import run_batch, run_tolerance
 from matrix.model import Row
 
-__all__ = ["run_node_handshake", "run_node_session", "run_node_tolerance"]
+__all__ = ["run_node_handshake", "run_node_session", "run_node_tolerance", "run_node_tolerance_batch"]
 
 
 def run_node_handshake(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime,
@@ -37,6 +38,13 @@ def run_node_tolerance(cell: HandshakeCell, rule: str, sdk: NodeSdk, cli: CliIns
     return run_tolerance(AGENTS / "copilot_node_tolerance.mjs", node_agent(sdk.runtime.node),
                          {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, rule, cli, runtime, results,
                          reaper)
+
+
+def run_node_tolerance_batch(cell: HandshakeCell, rules: Sequence[str], sdk: NodeSdk, cli: CliInstall,
+                             runtime: Runtime, results: Path, reaper: proc.Reaper | None = None) -> dict[str, Row]:
+    return run_batch(AGENTS / "copilot_node_tolerance.mjs", node_agent(sdk.runtime.node),
+                     {"sdk_dir": str(sdk.package_dir), "log_level": "error"}, cell, rules, cli, runtime, results,
+                     reaper)
 
 
 def run_node_session(cell: HandshakeCell, sdk: NodeSdk, cli: CliInstall, runtime: Runtime, results: Path,

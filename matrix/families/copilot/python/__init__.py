@@ -14,7 +14,13 @@ from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.python.contract import run_python_contract
-from matrix.families.copilot.python.measure import run_python_handshake, run_python_session, run_python_tolerance
+from matrix.families.copilot.python.measure import (
+    run_python_handshake,
+    run_python_session,
+    run_python_tolerance,
+    run_python_tolerance_batch,
+)
+from matrix.families.copilot.tolerance import measure_rule
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotPython", "family"]
@@ -37,7 +43,10 @@ class CopilotPython(CopilotFamily):
         if cell.probe == "contract":
             return run_python_contract(hs, sdk, cli, runtime, ctx.reaper)
         if cell.probe == "tolerance":
-            return run_python_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+            return measure_rule(
+                ctx, cell, hs,
+                lambda rule: run_python_tolerance(hs, rule, sdk, cli, runtime, ctx.results, ctx.reaper),
+                lambda rules: run_python_tolerance_batch(hs, rules, sdk, cli, runtime, ctx.results, ctx.reaper))
         if cell.probe == SESSION:
             return run_python_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
         return run_python_handshake(hs, sdk, cli, runtime, ctx.reaper)
@@ -50,4 +59,5 @@ family = CopilotPython(
     sdk_package="github-copilot-sdk",
     probes=("handshake", "session", "tolerance", "contract"),
     preload=("copilot",),
+    batches=True,
 )

@@ -8,7 +8,7 @@
 // then ping to prove the client still works. Errors the SDK throws where the application
 // cannot catch them (uncaught exceptions, unhandled rejections) are the evidence of a loss.
 //
-// cfg (argv[2]): {sdk_dir, cli_path, rule, step_timeout, event_wait, log_level}
+// cfg (argv[2]): {sdk_dir, cli_path, rule or rules (a batch), step_timeout, event_wait, log_level}
 import { cfg, finish, jsonable, openClient, report, step, stopClient } from "./copilot_node_common.mjs";
 
 const MUTATED_ID = "00000000-0000-4000-8000-00000000c0de";
@@ -86,8 +86,31 @@ async function closeSession(session) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// One session-scoped rule's steps on a session of its own.
+async function sessionRule(sdk, client, rule, observed, waitMs) {
+  const events = [];
+  const session = await step("create_session", () => openSession(sdk, client, (e) => events.push(e)));
+  if (!session) return;
+  if (rule.startsWith("history.")) {
+    await readHistory(session, observed);
+    await step("ping", () => client.ping("compat-matrix"));
+    await step("close_session", () => closeSession(session));
+    return;
+  }
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline && !events.some((e) => e?.id === CANARY_ID)) await sleep(50);
+  const described = events.map(describe);
+  observed.events = described.slice(-20);
+  observed.canary = described.some((d) => d.id === CANARY_ID);
+  observed.mutated = described.find((d) => d.id === MUTATED_ID) ?? null;
+  await step("ping", () => client.ping("compat-matrix"));
+  await step("close_session", () => closeSession(session));
+}
+
 async function main() {
-  const rule = cfg.rule;
+  // cfg.rules: a batch (one client; connection rules observed together, each session rule on a
+  // session of its own, in this order, as the shim assigns them); cfg.rule: one rule alone.
+  const rules = cfg.rules ?? [cfg.rule];
   const waitMs = Number(cfg.event_wait ?? 6) * 1000;
   const observed = (report.observed = {});
   const opened = await openClient();
@@ -96,7 +119,7 @@ async function main() {
   try {
     await step("start", () => client.start());
     if (!report.steps.at(-1).ok) return;
-    if (rule.startsWith("result.") || rule.startsWith("notification.") || rule.startsWith("request.")) {
+    if (/^(result|notification|request)\./.test(rules[0])) {
       const pong = await step("ping", () => client.ping("compat-matrix"));
       observed.ping_unknown_field = contains(pong, UNKNOWN_FIELD);
       if (typeof client.getStatus === "function") {
@@ -107,29 +130,21 @@ async function main() {
       observed.client_has_unknown_capability = contains(client, UNKNOWN_CAPABILITY);
       observed.client_has_unknown_value = contains(client, UNKNOWN_VALUE);
       // A notification or request injected after the handshake lands (and is answered).
-      await sleep(rule.startsWith("request.") ? 1000 : 500);
+      await sleep(rules.some((r) => r.startsWith("request.")) ? 1000 : 500);
+    } else if (typeof client.createSession !== "function") {
+      report.not_applicable = "this release has no createSession";
+    } else if (!cfg.rules) {
+      await sessionRule(sdk, client, rules[0], observed, waitMs);
     } else {
-      if (typeof client.createSession !== "function") {
-        report.not_applicable = "this release has no createSession";
-        return;
+      report.batch = {};
+      for (const rule of rules) {
+        const mark = report.steps.length;
+        const errors = report.uncaught.length;
+        const seen = {};
+        await sessionRule(sdk, client, rule, seen, waitMs);
+        report.batch[rule] = { steps: report.steps.slice(mark), observed: seen,
+                               loop_errors: report.uncaught.slice(errors, errors + 10) };
       }
-      const events = [];
-      const session = await step("create_session", () => openSession(sdk, client, (e) => events.push(e)));
-      if (!session) return;
-      if (rule.startsWith("history.")) {
-        await readHistory(session, observed);
-        await step("ping", () => client.ping("compat-matrix"));
-        await step("close_session", () => closeSession(session));
-        return;
-      }
-      const deadline = Date.now() + waitMs;
-      while (Date.now() < deadline && !events.some((e) => e?.id === CANARY_ID)) await sleep(50);
-      const described = events.map(describe);
-      observed.events = described.slice(-20);
-      observed.canary = described.some((d) => d.id === CANARY_ID);
-      observed.mutated = described.find((d) => d.id === MUTATED_ID) ?? null;
-      await step("ping", () => client.ping("compat-matrix"));
-      await step("close_session", () => closeSession(session));
     }
   } finally {
     report.loop_errors = report.uncaught.slice(0, 10);

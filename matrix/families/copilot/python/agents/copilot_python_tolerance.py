@@ -125,8 +125,41 @@ async def close_session(session):
     return None
 
 
+async def session_rule(client, rule, observed, t, wait):
+    """One session-scoped rule's steps on a session of its own."""
+    events = []
+
+    def handler(event):
+        events.append(event)
+
+    async def opened():
+        return await open_session(client, handler)
+
+    session = await base.step("create_session", opened, t)
+    if session is None:
+        return
+    if rule.startswith("history."):
+        await read_history(session, observed, t)
+        await base.step("ping", lambda: client.ping("compat-matrix"), t)
+        await base.step("close_session", lambda: close_session(session), t)
+        return
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and not any(str(getattr(e, "id", "")) == CANARY_ID for e in events):
+        await asyncio.sleep(0.05)
+    described = [describe_event(e) for e in events]
+    observed["events"] = described[-20:]
+    observed["canary"] = any(d["id"] == CANARY_ID for d in described)
+    mutated = [d for d in described if d["id"] == MUTATED_ID]
+    observed["mutated"] = mutated[0] if mutated else None
+    await base.step("ping", lambda: client.ping("compat-matrix"), t)
+    await base.step("close_session", lambda: close_session(session), t)
+
+
 async def main(cfg):
-    rule = cfg["rule"]
+    # "rules": a batch (one client; connection rules observed together, each session rule on a
+    # session of its own, in this order, as the shim assigns them); "rule": one rule alone.
+    rules = cfg.get("rules") or [cfg["rule"]]
+    batch = "rules" in cfg
     t = float(cfg.get("step_timeout", 30))
     wait = float(cfg.get("event_wait", 6))
     loop = asyncio.get_running_loop()
@@ -141,7 +174,7 @@ async def main(cfg):
         await base.step("start", client.start, t)
         if not report["steps"][-1]["ok"]:
             return
-        if rule.startswith(("result.", "notification.", "request.")):
+        if rules[0].startswith(("result.", "notification.", "request.")):
             if hasattr(client, "ping"):
                 res = await base.step("ping", lambda: client.ping("compat-matrix"), t)
                 observed["ping_unknown_field"] = contains(res, UNKNOWN_FIELD)
@@ -152,38 +185,19 @@ async def main(cfg):
             observed["client_has_unknown_capability"] = contains(vars(client), UNKNOWN_CAPABILITY)
             observed["client_has_unknown_value"] = contains(vars(client), UNKNOWN_VALUE)
             # Let a notification or request injected after the handshake land (and be answered).
-            await asyncio.sleep(1.0 if rule.startswith("request.") else 0.5)
+            await asyncio.sleep(1.0 if any(r.startswith("request.") for r in rules) else 0.5)
+        elif not hasattr(client, "create_session"):
+            report["not_applicable"] = "this version has no create_session"
+        elif not batch:
+            await session_rule(client, rules[0], observed, t, wait)
         else:
-            if not hasattr(client, "create_session"):
-                report["not_applicable"] = "this version has no create_session"
-                return
-            events = []
-            session = None
-
-            def handler(event):
-                events.append(event)
-
-            async def opened():
-                return await open_session(client, handler)
-
-            session = await base.step("create_session", opened, t)
-            if session is None:
-                return
-            if rule.startswith("history."):
-                await read_history(session, observed, t)
-                await base.step("ping", lambda: client.ping("compat-matrix"), t)
-                await base.step("close_session", lambda: close_session(session), t)
-                return
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline and not any(str(getattr(e, "id", "")) == CANARY_ID for e in events):
-                await asyncio.sleep(0.05)
-            described = [describe_event(e) for e in events]
-            observed["events"] = described[-20:]
-            observed["canary"] = any(d["id"] == CANARY_ID for d in described)
-            mutated = [d for d in described if d["id"] == MUTATED_ID]
-            observed["mutated"] = mutated[0] if mutated else None
-            await base.step("ping", lambda: client.ping("compat-matrix"), t)
-            await base.step("close_session", lambda: close_session(session), t)
+            report["batch"] = {}
+            for rule in rules:
+                mark, errors = len(report["steps"]), len(report["loop_errors"])
+                seen = {}
+                await session_rule(client, rule, seen, t, wait)
+                report["batch"][rule] = {"steps": report["steps"][mark:], "observed": seen,
+                                         "loop_errors": report["loop_errors"][errors:]}
     finally:
         await base.step("stop", client.stop, t)
 

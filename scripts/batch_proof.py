@@ -1,0 +1,108 @@
+"""Proof and benchmark: tolerance rules measured in batches give the verdicts of isolated runs.
+
+Every stored tolerance rule cell of a family (the dataset's, each measured alone) is measured
+again with every rule of its kind in one batch, the way a release no one measured before is
+planned (no rule left out for having failed before), and each verdict is compared with the
+stored one. Prints, per family: cells compared, agreed, disagreed (each named), how many
+verdicts the batches gave and how many were measured again alone, and the CLI starts the
+batches took against the one per rule of isolated runs. Exit 1 on any disagreement.
+
+    .venv/bin/python scripts/batch_proof.py [--family copilot-python] [--sdk V ...]
+        [--kind event|history|result] [--jobs 4] [--results DIR]
+
+``--results``: keep the batched rows there (default: a temporary directory). A disagreement
+names both rows; that cell's stored verdict is then measured again alone by `compat-matrix
+verify --batched` to tell a race from a batch that changes a verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from matrix.execute import proc  # noqa: E402
+from matrix.execute.cache import cache_root  # noqa: E402
+from matrix.families.copilot.shim import CONTROL_DESCRIPTIONS, control_of  # noqa: E402
+from matrix.families.copilot.tolerance import batch_of  # noqa: E402
+from matrix.families.registry import FAMILIES  # noqa: E402
+from matrix.model import NO_CLI, Cell, Row  # noqa: E402
+from matrix.pipeline.config import Plan  # noqa: E402
+from matrix.pipeline.runner import Runner  # noqa: E402
+from matrix.store.dataset import Dataset  # noqa: E402
+from matrix.store.results import Store  # noqa: E402
+
+
+def stored_rules(family: str, sdks: list[str], kind: str | None) -> list[Row]:
+    rows, _ = Dataset(ROOT / "data").read()
+    return sorted((r for r in rows if r.family == family and r.probe == "tolerance" and r.cli_version != NO_CLI
+                   and r.mutation not in CONTROL_DESCRIPTIONS and (not sdks or r.sdk_version in sdks)
+                   and (kind is None or control_of(r.mutation) == f"{kind}.control")), key=Row.key)
+
+
+def prove(family: str, sdks: list[str], kind: str | None, jobs: int, results: Path) -> bool:
+    stored = stored_rules(family, sdks, kind)
+    if not stored:
+        raise SystemExit(f"{family}: no stored tolerance rule cells{' for sdk ' + ', '.join(sdks) if sdks else ''}")
+    plan = Plan.model_validate({"families": {family: {}}})
+    cells = [Cell(r.family, r.sdk_version, r.cli_version, "tolerance", r.mutation, together=batch_of(r.mutation))
+             for r in stored]
+    runner = Runner(plan, Store(results), cache_root(), proc.Reaper())
+    t0 = time.monotonic()
+    now = {r.key(): r for r in runner.run(cells, jobs)}
+    wall = time.monotonic() - t0
+    batches = {(c.sdk_version, c.cli_version, c.together) for c in cells}
+    tally: Counter[str] = Counter()
+    disagreed = []
+    for old in stored:
+        new = now.get(old.key())
+        if new is None or new.outcome in ("infra-error", "harness-error"):
+            tally["not measured"] += 1
+            continue
+        tally["from a batch" if new.detail.get("batch") else "measured again alone"] += 1
+        if new.outcome == old.outcome:
+            tally["agreed"] += 1
+        else:
+            disagreed.append((old, new))
+    alone = tally["measured again alone"]
+    print(f"{family}: {len(stored)} stored rule cells of {len({r.sdk_version for r in stored})} SDK releases, "
+          f"measured in batches in {wall:.0f} s at {jobs} jobs")
+    print(f"  agreed {tally['agreed']}, disagreed {len(disagreed)}, not measured {tally['not measured']} "
+          "(infrastructure or harness errors: not compared)")
+    print(f"  verdicts from a batch: {tally['from a batch']}; measured again alone (not a clean pass in the batch): "
+          f"{alone}")
+    starts = len(batches) + alone
+    print(f"  CLI starts: {starts} ({len(batches)} batches + {alone} alone) against {len(stored)} isolated "
+          f"({starts / len(stored):.2f}x)")
+    for old, new in disagreed:
+        print(f"  DISAGREES {old.mutation} sdk {old.sdk_version} x {old.cli_version}: stored {old.outcome}, "
+              f"batched {new.outcome} ({'from the batch' if new.detail.get('batch') else 'alone'}): "
+              f"{(new.error_message or '').strip()[:200]}")
+    return not disagreed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    batching = sorted(name for name, fam in FAMILIES.items() if getattr(fam, "batches", False))
+    parser.add_argument("--family", action="append", default=[], choices=batching)
+    parser.add_argument("--sdk", action="append", default=[], help="only these SDK releases")
+    parser.add_argument("--kind", choices=("event", "history", "result"), help="only the rules of this kind")
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--results", type=Path, help="keep the batched rows here")
+    args = parser.parse_args()
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="batch-proof-") as tmp:
+        for family in args.family or batching:
+            out = (args.results or Path(tmp)) / family
+            ok = prove(family, args.sdk, args.kind, args.jobs, out) and ok
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
