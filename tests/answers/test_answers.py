@@ -98,6 +98,10 @@ def test_verify_refuses_a_selection_it_cannot_measure_before_measuring(
                  "--config", str(ROOT / "matrix.toml")]) == 2
     err = capsys.readouterr().err
     assert "for --probe handshake --cli 9.9.9: widen the selection" in err, err
+    # Verdicts a batch gave: this store has none (each of its cells was measured alone).
+    assert main(["verify", "--sample", "1", "--batched", "--results", results,
+                 "--config", str(ROOT / "matrix.toml")]) == 2
+    assert "for --batched: widen the selection" in capsys.readouterr().err
 
 
 def test_pins_command_prints_specifiers(tmp_path: Path, capsys: pytest.CaptureFixture[str],

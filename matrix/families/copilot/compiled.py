@@ -4,7 +4,7 @@ words as the verdict about that release for every probe."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +14,12 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.handshake import Attempt, HandshakeCell, build_row, measure_handshake
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.session.probe import run_session
-from matrix.families.copilot.tolerance import run_tolerance
+from matrix.families.copilot.tolerance import run_batch, run_tolerance
 from matrix.model import Outcome, Row
 from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
 
-__all__ = ["compile_error_row", "run_compiled_handshake", "run_compiled_probe"]
+__all__ = ["compile_error_row", "run_compiled_batch", "run_compiled_handshake", "run_compiled_probe"]
 
 
 def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, errors: str, binary: Path, cli: CliInstall,
@@ -55,3 +55,9 @@ def run_compiled_probe(cell: HandshakeCell, probe: str, mutation: str, command: 
     if probe == SESSION:
         return run_session(None, command, {**cfg, "probe": SESSION}, cell, cli, runtime, results, reaper)
     return run_tolerance(None, command, dict(cfg), cell, mutation, cli, runtime, results, reaper)
+
+
+def run_compiled_batch(cell: HandshakeCell, rules: Sequence[str], command: AgentCommand, cfg: dict[str, Any],
+                       cli: CliInstall, runtime: Runtime, results: Path, reaper: proc.Reaper | None) -> dict[str, Row]:
+    """Tolerance rules of one kind in one run of the compiled agent (``tolerance.run_batch``)."""
+    return run_batch(None, command, dict(cfg), cell, rules, cli, runtime, results, reaper)

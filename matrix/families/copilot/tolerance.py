@@ -148,7 +148,9 @@ def run_batch(agent: Path | None, command: AgentCommand, agent_cfg: dict[str, st
         path = transcript_path(results, cell.family, cell.sdk_version, cell.cli_version, rule)
         _split(transcript, path, rule)
         row = _judge(replace(run, report=own), rule, path, cell, runtime, cli, results,
-                     extra={"batch": [r for r in rules if r != rule]})
+                     extra={"batch": [r for r in rules if r != rule], "batch_seconds": round(run.result.elapsed, 3)})
+        # Its share of the one run: the timings add up to what the batch cost, not to n times it.
+        row = row.model_copy(update={"seconds": round(run.result.elapsed / len(rules), 3)})
         # A session rule the shim never applied had no session of its own: no verdict from the batch.
         unassigned = (row.outcome == Outcome.NOT_APPLICABLE and RULES[rule].needs_session
                       and not report.extra.get("not_applicable"))

@@ -36,7 +36,8 @@ def test_a_batch_gives_the_verdicts_of_isolated_runs(tmp_path: Path) -> None:
     # This release surfaces an unknown event type and ignores an unknown field: clean passes stand.
     assert {"event.unknown-type", "event.extra-field"} <= set(from_batch)
     assert not any(alone[r].detail.get("batch") for r in alone)
-    for rule in from_batch:  # each keeps a transcript of its own session only
+    for rule in from_batch:  # each keeps a transcript of its own session only, and its share of the time
+        assert batched[rule].seconds == round(batched[rule].detail["batch_seconds"] / len(EVENTS), 3)
         text = (tmp_path / "batched" / batched[rule].detail["transcript"]).read_text()
         others = [r for r in EVENTS if r != rule]
         assert f'"rule": "{rule}"' in text and not any(f'"rule": "{o}"' in text for o in others)

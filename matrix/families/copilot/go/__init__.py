@@ -11,9 +11,15 @@ from matrix.families.base import Context, MakeEnv
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.go.environment import GoAgent
-from matrix.families.copilot.go.measure import run_go_handshake, run_go_session, run_go_tolerance
+from matrix.families.copilot.go.measure import (
+    run_go_handshake,
+    run_go_session,
+    run_go_tolerance,
+    run_go_tolerance_batch,
+)
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.payload import SESSION
+from matrix.families.copilot.tolerance import measure_rule
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotGo", "family"]
@@ -30,7 +36,9 @@ class CopilotGo(CopilotFamily):
             ctx: Context) -> Row:
         assert isinstance(sdk, GoAgent)
         if cell.probe == "tolerance":
-            return run_go_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+            return measure_rule(
+                ctx, cell, hs, lambda rule: run_go_tolerance(hs, rule, sdk, cli, runtime, ctx.results, ctx.reaper),
+                lambda rules: run_go_tolerance_batch(hs, rules, sdk, cli, runtime, ctx.results, ctx.reaper))
         if cell.probe == SESSION:
             return run_go_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
         return run_go_handshake(hs, sdk, cli, runtime, ctx.reaper)

@@ -3,6 +3,7 @@ probe (``rule`` in its config selects the tolerance probe, ``probe`` the session
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +11,13 @@ from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.compiled import compile_error_row as compiled_error_row
-from matrix.families.copilot.compiled import run_compiled_handshake, run_compiled_probe
+from matrix.families.copilot.compiled import run_compiled_batch, run_compiled_handshake, run_compiled_probe
 from matrix.families.copilot.go.environment import GoAgent
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.payload import SESSION
 from matrix.model import Row
 
-__all__ = ["compile_error_row", "run_go_handshake", "run_go_session", "run_go_tolerance"]
+__all__ = ["compile_error_row", "run_go_handshake", "run_go_session", "run_go_tolerance", "run_go_tolerance_batch"]
 
 
 def compile_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: GoAgent, cli: CliInstall,
@@ -44,6 +45,14 @@ def run_go_tolerance(cell: HandshakeCell, rule: str, agent: GoAgent, cli: CliIns
     if agent.build_errors is not None:
         return compile_error_row(cell, "tolerance", rule, agent, cli, runtime)
     return run_compiled_probe(cell, "tolerance", rule, AgentCommand((str(agent.binary),)),
+                              {"sdk_dir": agent.module_dir, "log_level": "error"}, cli, runtime, results, reaper)
+
+
+def run_go_tolerance_batch(cell: HandshakeCell, rules: Sequence[str], agent: GoAgent, cli: CliInstall,
+                           runtime: Runtime, results: Path, reaper: proc.Reaper | None = None) -> dict[str, Row]:
+    if agent.build_errors is not None:
+        return {}  # each rule alone then records the compiler's words
+    return run_compiled_batch(cell, rules, AgentCommand((str(agent.binary),)),
                               {"sdk_dir": agent.module_dir, "log_level": "error"}, cli, runtime, results, reaper)
 
 
