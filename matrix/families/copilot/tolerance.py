@@ -93,8 +93,13 @@ def _rule_report(report: AgentReport, rule: str) -> AgentReport | None:
         steps = _STEPS.validate_python([{k: v for k, v in s.items() if v is not None} for s in own.get("steps", [])])
     except (ValidationError, AttributeError, TypeError):
         return None
-    client = tuple(s for s in report.steps if s.name in ("start", "stop"))
-    return replace(report, steps=(*client[:1], *steps, *client[1:]),
+    # The client's own steps (import, start... and stop) are those before the first session's
+    # and after the last one's.
+    segments = report.extra["batch"].values()
+    first = next((i for i, s in enumerate(report.steps) if s.name == "create_session"), len(report.steps))
+    inside = sum(len(seg.get("steps") or []) for seg in segments if isinstance(seg, dict))
+    before, after = report.steps[:first], report.steps[first + inside:]
+    return replace(report, steps=(*before, *steps, *after),
                    extra={**report.extra, "observed": own.get("observed") or {}, "batch": None,
                           "loop_errors": own.get("loop_errors") or []})
 

@@ -17,7 +17,10 @@ T = TypeVar("T")
 
 
 def test_a_session_rule_gets_its_own_steps_observations_and_loop_errors() -> None:
-    report = AgentReport(steps=(Step("start", True), Step("stop", True)), extra={
+    # As an agent reports it: every step in order, and each session rule's own steps again.
+    steps = (Step("import", True), Step("start", True), Step("create_session", True), Step("create_session", False),
+             Step("stop", True))
+    report = AgentReport(steps=steps, extra={
         "loop_errors": ["boom"], "observed": {},
         "batch": {"event.unknown-type": {"steps": [{"name": "create_session", "ok": True, "error": None}],
                                          "observed": {"canary": True}, "loop_errors": []},
@@ -25,10 +28,10 @@ def test_a_session_rule_gets_its_own_steps_observations_and_loop_errors() -> Non
                                         "loop_errors": ["boom"]}}})
     own = tolerance._rule_report(report, "event.unknown-type")
     assert own is not None
-    assert [s.name for s in own.steps] == ["start", "create_session", "stop"]
+    assert [s.name for s in own.steps] == ["import", "start", "create_session", "stop"]
     assert own.extra["observed"] == {"canary": True} and own.extra["loop_errors"] == []
     other = tolerance._rule_report(report, "event.extra-field")
-    assert other is not None and other.extra["loop_errors"] == ["boom"] and not other.steps[1].ok
+    assert other is not None and other.extra["loop_errors"] == ["boom"] and not other.steps[2].ok
     assert tolerance._rule_report(report, "event.unknown-enum-value") is None  # never reached: no verdict
     assert tolerance._rule_report(report, "result.extra-field") is report  # a connection rule: the whole run
 

@@ -14,8 +14,14 @@ from matrix.families.copilot.cli import CliInstall, Runtime
 from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.java.environment import JavaAgent
-from matrix.families.copilot.java.measure import run_java_handshake, run_java_session, run_java_tolerance
+from matrix.families.copilot.java.measure import (
+    run_java_handshake,
+    run_java_session,
+    run_java_tolerance,
+    run_java_tolerance_batch,
+)
 from matrix.families.copilot.payload import SESSION
+from matrix.families.copilot.tolerance import measure_rule
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotJava", "family"]
@@ -32,7 +38,9 @@ class CopilotJava(CopilotFamily):
             ctx: Context) -> Row:
         assert isinstance(sdk, JavaAgent)
         if cell.probe == "tolerance":
-            return run_java_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+            return measure_rule(
+                ctx, cell, hs, lambda rule: run_java_tolerance(hs, rule, sdk, cli, runtime, ctx.results, ctx.reaper),
+                lambda rules: run_java_tolerance_batch(hs, rules, sdk, cli, runtime, ctx.results, ctx.reaper))
         if cell.probe == SESSION:
             return run_java_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
         return run_java_handshake(hs, sdk, cli, runtime, ctx.reaper)
@@ -44,4 +52,5 @@ family = CopilotJava(
     sdk_ecosystem="maven",
     sdk_package="com.github:copilot-sdk-java",
     probes=("handshake", "session", "tolerance"),
+    batches=True,
 )

@@ -6,7 +6,7 @@
 // "session" the session probe (Session.java).
 //
 // Usage: java -cp CLASSPATH Agent '{"cli_path": P, "step_timeout": 30, "leak": 5, "dead_cli": 5}'
-//   tolerance: + "rule": R, "event_wait": 6
+//   tolerance: + "rule": R (or "rules": [R...], a batch), "event_wait": 6
 //   session:   + "probe": "session", "model_url": U, "model": M, "tool": T, "turns": [[name, prompt]...],
 //                "turn_timeout": 30
 //
@@ -185,7 +185,8 @@ public final class Agent {
         double timeout = cfg.path("step_timeout").asDouble(30.0);
         double leak = cfg.path("leak").asDouble(5.0);
         double deadCli = cfg.path("dead_cli").asDouble(0.0);
-        Watch watch = deadCli > 0 && cfg.path("rule").asText("").isEmpty() ? new Watch(deadCli) : null;
+        boolean tolerance = !cfg.path("rule").asText("").isEmpty() || cfg.has("rules");
+        Watch watch = deadCli > 0 && !tolerance ? new Watch(deadCli) : null;
 
         step("import", true, 0.0, null, "on the class path at compile time");
         long t0 = System.nanoTime();
@@ -203,7 +204,7 @@ public final class Agent {
         api.put("options", "setCliPath, setUseStdio(true), setAutoStart(false), setAutoRestart(false)");
         report.put("api", api);
 
-        if (!cfg.path("rule").asText("").isEmpty()) {
+        if (tolerance) {
             captureSdkLog();
             Tolerance.run(client, cfg, timeout);
             return;

@@ -47,8 +47,21 @@ final class Tolerance {
     private Tolerance() {
     }
 
+    /** The rules of this run: "rules" (a batch: one client; connection rules observed together,
+     *  each session rule on a session of its own, in this order, as the shim assigns them), or
+     *  "rule" alone. */
+    static List<String> rules(JsonNode cfg) {
+        List<String> rules = new ArrayList<>();
+        cfg.path("rules").forEach(r -> rules.add(r.asText()));
+        if (rules.isEmpty()) {
+            rules.add(cfg.path("rule").asText());
+        }
+        return rules;
+    }
+
     static void run(CopilotClient client, JsonNode cfg, double timeout) throws InterruptedException {
-        String rule = cfg.path("rule").asText();
+        List<String> rules = rules(cfg);
+        String first = rules.get(0);
         double wait = cfg.path("event_wait").asDouble(6.0);
         Map<String, Object> observed = new LinkedHashMap<>();
         Agent.report.put("observed", observed);
@@ -58,7 +71,7 @@ final class Tolerance {
             if (!ok()) {
                 return;
             }
-            if (rule.startsWith("result.") || rule.startsWith("notification.") || rule.startsWith("request.")) {
+            if (first.startsWith("result.") || first.startsWith("notification.") || first.startsWith("request.")) {
                 Object pong = Agent.call("ping", () -> client.ping("compat-matrix"), timeout);
                 observed.put("ping_unknown_field", seen(pong, UNKNOWN_FIELD));
                 Object status = Agent.call("get_status", () -> client.getStatus(), timeout);
@@ -67,31 +80,54 @@ final class Tolerance {
                 observed.put("client_has_unknown_capability", reaches(client, UNKNOWN_CAPABILITY));
                 observed.put("client_has_unknown_value", reaches(client, UNKNOWN_VALUE));
                 // A notification or request injected after the handshake lands (and is answered).
-                Thread.sleep(rule.startsWith("request.") ? 1000 : 500);
+                Thread.sleep(rules.stream().anyMatch(r -> r.startsWith("request.")) ? 1000 : 500);
                 return;
             }
-            List<SessionEvent> events = Collections.synchronizedList(new ArrayList<>());
-            CopilotSession session = Agent.call("create_session", () -> openSession(client, events::add), timeout);
-            if (session == null) {
+            if (!cfg.has("rules")) {
+                sessionRule(client, first, observed, wait, timeout);
                 return;
             }
-            if (rule.startsWith("history.")) {
-                readHistory(session, observed, timeout);
-                Agent.call("ping", () -> client.ping("compat-matrix"), timeout);
-                closeSession(session, timeout);
-                return;
+            Map<String, Object> batch = new LinkedHashMap<>();
+            Agent.report.put("batch", batch);
+            for (String rule : rules) {
+                int mark = Agent.steps.size();
+                int errors = Agent.loopErrorsSoFar().size();
+                Map<String, Object> own = new LinkedHashMap<>();
+                sessionRule(client, rule, own, wait, timeout);
+                List<String> loop = Agent.loopErrorsSoFar();
+                Map<String, Object> seg = new LinkedHashMap<>();
+                seg.put("steps", new ArrayList<>(Agent.steps.subList(mark, Agent.steps.size())));
+                seg.put("observed", own);
+                seg.put("loop_errors", new ArrayList<>(loop.subList(Math.min(errors, loop.size()), loop.size())));
+                batch.put(rule, seg);
             }
-            long deadline = System.nanoTime() + (long) (wait * 1e9);
-            while (!hasCanary(snapshot(events)) && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            observeEvents(snapshot(events), observed);
-            Agent.call("ping", () -> client.ping("compat-matrix"), timeout);
-            closeSession(session, timeout);
         } finally {
             Agent.call("stop", () -> client.stop().thenApply(v -> Boolean.TRUE), timeout);
             Agent.report.put("loop_errors", Agent.loopErrorsSoFar());
         }
+    }
+
+    /** One session-scoped rule's steps on a session of its own. */
+    static void sessionRule(CopilotClient client, String rule, Map<String, Object> observed, double wait,
+                            double timeout) throws InterruptedException {
+        List<SessionEvent> events = Collections.synchronizedList(new ArrayList<>());
+        CopilotSession session = Agent.call("create_session", () -> openSession(client, events::add), timeout);
+        if (session == null) {
+            return;
+        }
+        if (rule.startsWith("history.")) {
+            readHistory(session, observed, timeout);
+            Agent.call("ping", () -> client.ping("compat-matrix"), timeout);
+            closeSession(session, timeout);
+            return;
+        }
+        long deadline = System.nanoTime() + (long) (wait * 1e9);
+        while (!hasCanary(snapshot(events)) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        observeEvents(snapshot(events), observed);
+        Agent.call("ping", () -> client.ping("compat-matrix"), timeout);
+        closeSession(session, timeout);
     }
 
     static boolean ok() {
