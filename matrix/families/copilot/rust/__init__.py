@@ -14,7 +14,13 @@ from matrix.families.copilot.family import CopilotFamily
 from matrix.families.copilot.handshake import HandshakeCell
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.rust.environment import RustAgent
-from matrix.families.copilot.rust.measure import run_rust_handshake, run_rust_session, run_rust_tolerance
+from matrix.families.copilot.rust.measure import (
+    run_rust_handshake,
+    run_rust_session,
+    run_rust_tolerance,
+    run_rust_tolerance_batch,
+)
+from matrix.families.copilot.tolerance import measure_rule
 from matrix.model import Cell, Row
 
 __all__ = ["CopilotRust", "family"]
@@ -31,7 +37,9 @@ class CopilotRust(CopilotFamily):
             ctx: Context) -> Row:
         assert isinstance(sdk, RustAgent)
         if cell.probe == "tolerance":
-            return run_rust_tolerance(hs, cell.mutation, sdk, cli, runtime, ctx.results, ctx.reaper)
+            return measure_rule(
+                ctx, cell, hs, lambda rule: run_rust_tolerance(hs, rule, sdk, cli, runtime, ctx.results, ctx.reaper),
+                lambda rules: run_rust_tolerance_batch(hs, rules, sdk, cli, runtime, ctx.results, ctx.reaper))
         if cell.probe == SESSION:
             return run_rust_session(hs, sdk, cli, runtime, ctx.results, ctx.reaper)
         return run_rust_handshake(hs, sdk, cli, runtime, ctx.reaper)
@@ -43,4 +51,5 @@ family = CopilotRust(
     sdk_ecosystem="crates",
     sdk_package="github-copilot-sdk",
     probes=("handshake", "session", "tolerance"),
+    batches=True,
 )

@@ -4,13 +4,19 @@ selects the tolerance probe, ``probe`` the session)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from matrix.execute import proc
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun
 from matrix.families.copilot.cli import CliInstall, Runtime
-from matrix.families.copilot.compiled import compile_error_row, run_compiled_handshake, run_compiled_probe
+from matrix.families.copilot.compiled import (
+    compile_error_row,
+    run_compiled_batch,
+    run_compiled_handshake,
+    run_compiled_probe,
+)
 from matrix.families.copilot.handshake import HandshakeCell, build_row
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.rust.environment import NO_LIBRARY, NO_PROBES, RustAgent
@@ -19,7 +25,7 @@ from matrix.probes.report import ErrorInfo
 from matrix.probes.verdict import Verdict
 
 __all__ = ["build_error_row", "probes_not_built_row", "run_rust_handshake", "run_rust_session",
-           "run_rust_tolerance"]
+           "run_rust_tolerance", "run_rust_tolerance_batch"]
 
 
 def build_error_row(cell: HandshakeCell, probe: str, mutation: str, agent: RustAgent, cli: CliInstall,
@@ -81,6 +87,14 @@ def run_rust_tolerance(cell: HandshakeCell, rule: str, agent: RustAgent, cli: Cl
         return failed
     return run_compiled_probe(cell, "tolerance", rule, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir},
                               cli, runtime, results, reaper)
+
+
+def run_rust_tolerance_batch(cell: HandshakeCell, rules: Sequence[str], agent: RustAgent, cli: CliInstall,
+                             runtime: Runtime, results: Path, reaper: proc.Reaper | None = None) -> dict[str, Row]:
+    if agent.build_errors is not None or agent.probes_build_errors is not None:
+        return {}  # each rule alone then records why it does not run
+    return run_compiled_batch(cell, rules, AgentCommand((str(agent.binary),)), {"sdk_dir": agent.sdk_dir}, cli,
+                              runtime, results, reaper)
 
 
 def run_rust_session(cell: HandshakeCell, agent: RustAgent, cli: CliInstall, runtime: Runtime, results: Path,

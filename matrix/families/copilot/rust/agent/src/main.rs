@@ -150,7 +150,8 @@ async fn main() {
     report.step("construct", true, 0.0, None, None);
     report.doc.insert("api".into(), json!({"program": "CliProgram::Path", "start": "Client::start(ClientOptions)"}));
 
-    let rule = cfg["rule"].as_str().unwrap_or("");
+    // A batch of tolerance rules ("rules") runs as the tolerance probe too.
+    let rule = cfg["rule"].as_str().unwrap_or(if cfg["rules"].is_array() { "batch" } else { "" });
     if !rule.is_empty() || cfg["probe"] == "session" {
         other_probe(options, &cfg, &mut report, timeout, rule).await;
         report.print();

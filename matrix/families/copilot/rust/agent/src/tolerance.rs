@@ -38,13 +38,41 @@ fn observe(events: &[SessionEvent], observed: &mut Map<String, Value>) {
     observed.insert("events".into(), Value::Array(described));
 }
 
+/// The rules of this run: "rules" (a batch: one client; connection rules observed together,
+/// each session rule on a session of its own, in this order, as the shim assigns them), or
+/// "rule" alone.
+fn rules(cfg: &Value) -> Vec<String> {
+    match cfg["rules"].as_array() {
+        Some(list) => list.iter().filter_map(|r| r.as_str().map(String::from)).collect(),
+        None => vec![cfg["rule"].as_str().unwrap_or("").to_string()],
+    }
+}
+
 pub async fn run(options: ClientOptions, cfg: &Value, report: &mut Report, timeout: Duration) {
-    let rule = cfg["rule"].as_str().unwrap_or("").to_string();
+    let rules = rules(cfg);
     let mut observed = Map::new();
     report.doc.insert("loop_errors".into(), json!([]));
     let client = step(report, "start", timeout, Client::start(options)).await;
     if let Some(client) = client {
-        probe(&client, &rule, cfg, report, &mut observed, timeout).await;
+        let first = rules.first().cloned().unwrap_or_default();
+        if !cfg["rules"].is_array() || ["result.", "notification.", "request."].iter().any(|p| first.starts_with(p)) {
+            let waits_for_answer = rules.iter().any(|r| r.starts_with("request."));
+            let errors = probe(&client, &first, waits_for_answer, cfg, report, &mut observed, timeout).await;
+            report.doc.insert("loop_errors".into(), json!(errors));
+        } else {
+            let mut batch = Map::new();
+            let mut all: Vec<String> = Vec::new();
+            for rule in &rules {
+                let mark = report.steps.len();
+                let mut own = Map::new();
+                let errors = probe(&client, rule, false, cfg, report, &mut own, timeout).await;
+                all.extend(errors.iter().cloned());
+                batch.insert(rule.clone(), json!({"steps": report.steps[mark..].to_vec(), "observed": own,
+                                                  "loop_errors": errors}));
+            }
+            report.doc.insert("batch".into(), Value::Object(batch));
+            report.doc.insert("loop_errors".into(), json!(all));
+        }
         stop(report, &client, timeout).await;
         // Exit without dropping the client (its Drop kills the CLI), as after the handshake.
         std::mem::forget(client);
@@ -52,8 +80,10 @@ pub async fn run(options: ClientOptions, cfg: &Value, report: &mut Report, timeo
     report.doc.insert("observed".into(), Value::Object(observed));
 }
 
-async fn probe(client: &Client, rule: &str, cfg: &Value, report: &mut Report, observed: &mut Map<String, Value>,
-               timeout: Duration) {
+/// One rule's steps (a session rule on a session of its own); what the event subscription
+/// reported lost on the way (the rule's loop errors).
+async fn probe(client: &Client, rule: &str, waits_for_answer: bool, cfg: &Value, report: &mut Report,
+               observed: &mut Map<String, Value>, timeout: Duration) -> Vec<String> {
     if ["result.", "notification.", "request."].iter().any(|p| rule.starts_with(p)) {
         let pong = step(report, "ping", timeout, client.ping(Some("compat-matrix"))).await;
         observed.insert("ping_unknown_field".into(), json!(pong.as_ref().is_some_and(|p| seen(p, UNKNOWN_FIELD))));
@@ -66,17 +96,18 @@ async fn probe(client: &Client, rule: &str, cfg: &Value, report: &mut Report, ob
         observed.insert("client_has_unknown_capability".into(), json!(client_text.contains(UNKNOWN_CAPABILITY)));
         observed.insert("client_has_unknown_value".into(), json!(client_text.contains(UNKNOWN_VALUE)));
         // A notification or request injected after the handshake lands (and is answered).
-        let wait = if rule.starts_with("request.") { 1000 } else { 500 };
+        let wait = if waits_for_answer || rule.starts_with("request.") { 1000 } else { 500 };
         tokio::time::sleep(Duration::from_millis(wait)).await;
-        return;
+        return Vec::new();
     }
     let conv: Shared = Arc::new(Mutex::new(Conversation { allow: true, ..Default::default() }));
     let config = SessionConfig::default().with_permission_handler(permission::approve_all());
     report.doc["api"]["session"] = json!(format!("{OPEN_SESSION}, permission::approve_all()"));
     let Some(session) = step(report, "create_session", timeout, open_session(client, config, conv.clone())).await
     else {
-        return;
+        return Vec::new();
     };
+    let mut errors = Vec::new();
     if rule.starts_with("history.") {
         report.doc["api"]["history"] = json!("Session::get_events() -> Vec<SessionEvent>");
         if let Some(events) = step(report, "get_history", timeout, session.get_events()).await {
@@ -94,11 +125,12 @@ async fn probe(client: &Client, rule: &str, cfg: &Value, report: &mut Report, ob
         }
         let c = conv.lock().unwrap();
         observe(&c.events, observed);
-        report.doc.insert("loop_errors".into(), json!(c.lagged));
+        errors = c.lagged.clone();
         drop(c);
     }
     step(report, "ping", timeout, client.ping(Some("compat-matrix"))).await;
     close(report, &session, timeout).await;
+    errors
 }
 
 pub async fn close(report: &mut Report, session: &Session, timeout: Duration) {
