@@ -10,7 +10,8 @@ batches took against the one per rule of isolated runs. Exit 1 on any disagreeme
     .venv/bin/python scripts/batch_proof.py [--family copilot-python] [--sdk V ...]
         [--kind event|history|result] [--jobs 4] [--results DIR]
 
-``--results``: keep the batched rows there (default: a temporary directory). A disagreement
+``--results``: keep the batched rows there (default: a temporary directory). ``--alone-too``:
+measure the same cells each alone as well, in the same sitting, and print both wall times. A disagreement
 names both rows; that cell's stored verdict is then measured again alone by `compat-matrix
 verify --batched` to tell a race from a batch that changes a verdict.
 """
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,17 +48,24 @@ def stored_rules(family: str, sdks: list[str], kind: str | None) -> list[Row]:
                    and (kind is None or control_of(r.mutation) == f"{kind}.control")), key=Row.key)
 
 
-def prove(family: str, sdks: list[str], kind: str | None, jobs: int, results: Path) -> bool:
+Key = tuple[str, str, str, str, str]
+
+
+def measure(family: str, cells: list[Cell], jobs: int, results: Path) -> tuple[dict[Key, Row], float]:
+    plan = Plan.model_validate({"families": {family: {}}})
+    runner = Runner(plan, Store(results), cache_root(), proc.Reaper())
+    t0 = time.monotonic()
+    rows = {r.key(): r for r in runner.run(cells, jobs)}
+    return rows, time.monotonic() - t0
+
+
+def prove(family: str, sdks: list[str], kind: str | None, jobs: int, results: Path, alone_too: bool) -> bool:
     stored = stored_rules(family, sdks, kind)
     if not stored:
         raise SystemExit(f"{family}: no stored tolerance rule cells{' for sdk ' + ', '.join(sdks) if sdks else ''}")
-    plan = Plan.model_validate({"families": {family: {}}})
     cells = [Cell(r.family, r.sdk_version, r.cli_version, "tolerance", r.mutation, together=batch_of(r.mutation))
              for r in stored]
-    runner = Runner(plan, Store(results), cache_root(), proc.Reaper())
-    t0 = time.monotonic()
-    now = {r.key(): r for r in runner.run(cells, jobs)}
-    wall = time.monotonic() - t0
+    now, wall = measure(family, cells, jobs, results / "batched")
     batches = {(c.sdk_version, c.cli_version, c.together) for c in cells}
     tally: Counter[str] = Counter()
     disagreed = []
@@ -80,6 +89,11 @@ def prove(family: str, sdks: list[str], kind: str | None, jobs: int, results: Pa
     starts = len(batches) + alone
     print(f"  CLI starts: {starts} ({len(batches)} batches + {alone} alone) against {len(stored)} isolated "
           f"({starts / len(stored):.2f}x)")
+    if alone_too:  # the same cells each alone, in the same sitting: the before of the same machine
+        isolated, alone_wall = measure(family, [replace(c, together=()) for c in cells], jobs, results / "alone")
+        same = sum(1 for k, r in now.items() if k in isolated and isolated[k].outcome == r.outcome)
+        print(f"  the same cells each alone: {alone_wall:.0f} s; batched / alone {wall / alone_wall:.2f}; "
+              f"{same} of {len(now)} verdicts the same both ways")
     for old, new in disagreed:
         print(f"  DISAGREES {old.mutation} sdk {old.sdk_version} x {old.cli_version}: stored {old.outcome}, "
               f"batched {new.outcome} ({'from the batch' if new.detail.get('batch') else 'alone'}): "
@@ -95,12 +109,14 @@ def main() -> None:
     parser.add_argument("--kind", choices=("event", "history", "result"), help="only the rules of this kind")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--results", type=Path, help="keep the batched rows here")
+    parser.add_argument("--alone-too", action="store_true",
+                        help="measure the same cells each alone as well, and print both times")
     args = parser.parse_args()
     ok = True
     with tempfile.TemporaryDirectory(prefix="batch-proof-") as tmp:
         for family in args.family or batching:
             out = (args.results or Path(tmp)) / family
-            ok = prove(family, args.sdk, args.kind, args.jobs, out) and ok
+            ok = prove(family, args.sdk, args.kind, args.jobs, out, args.alone_too) and ok
     sys.exit(0 if ok else 1)
 
 
