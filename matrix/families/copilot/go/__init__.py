@@ -51,4 +51,5 @@ family = CopilotGo(
     sdk_package="github.com/github/copilot-sdk/go",
     probes=("handshake", "session", "tolerance"),
     version_hints=(("pypi", "github-copilot-sdk"), ("npm", "@github/copilot-sdk")),
+    batches=True,
 )

@@ -45,6 +45,7 @@ type config struct {
 	NoLogin     bool       `json:"no_login"`
 	SDKDir      string     `json:"sdk_dir"`
 	Rule        string     `json:"rule"`         // set: the tolerance probe (tolerance.go), not the handshake
+	Rules       []string   `json:"rules"`        // set: the tolerance probe for a batch of rules of one kind
 	EventWait   float64    `json:"event_wait"`   // tolerance: seconds to wait for the canary event
 	DeadCLI     float64    `json:"dead_cli"`     // handshake: see watch.go
 	Leak        float64    `json:"leak"`         // handshake: seconds to wait after Stop() for the CLI to be gone
@@ -379,7 +380,7 @@ func run() {
 		cfg.StepTimeout = 30
 	}
 	timeout := time.Duration(cfg.StepTimeout * float64(time.Second))
-	if cfg.DeadCLI > 0 && cfg.Rule == "" {
+	if cfg.DeadCLI > 0 && cfg.Rule == "" && len(cfg.Rules) == 0 {
 		watch = &cliWatch{grace: time.Duration(cfg.DeadCLI * float64(time.Second)), seen: map[int]string{}}
 	}
 	names := []string{}
@@ -440,7 +441,7 @@ func run() {
 		api["effective_cli_path"] = v.FieldByName("CLIPath").String() // v0.x (COPILOT_CLI_PATH wins up to v0.2.0)
 	}
 
-	if cfg.Rule != "" {
+	if cfg.Rule != "" || len(cfg.Rules) > 0 {
 		tolerance(client, cfg, timeout)
 		return
 	}

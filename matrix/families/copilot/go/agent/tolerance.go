@@ -121,6 +121,12 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 	observed := map[string]any{}
 	report["observed"] = observed
 	report["loop_errors"] = []string{}
+	// cfg.Rules: a batch (one client; connection rules observed together, each session rule on
+	// a session of its own, in this order, as the shim assigns them); cfg.Rule: one rule alone.
+	rules := cfg.Rules
+	if len(rules) == 0 {
+		rules = []string{cfg.Rule}
+	}
 	startM, _ := method(client, "Start")
 	_, started := call("start", timeout, func(ctx context.Context) (any, error) { return invoke(startM, ctx, "") })
 	defer func() {
@@ -131,8 +137,8 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 		return
 	}
 	pingM, _ := method(client, "Ping")
-	if strings.HasPrefix(cfg.Rule, "result.") || strings.HasPrefix(cfg.Rule, "notification.") ||
-		strings.HasPrefix(cfg.Rule, "request.") {
+	if strings.HasPrefix(rules[0], "result.") || strings.HasPrefix(rules[0], "notification.") ||
+		strings.HasPrefix(rules[0], "request.") {
 		res, _ := call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
 		observed["ping_unknown_field"] = seen(res, unknownField)
 		if statusM, sig := method(client, "GetStatus"); sig != "" {
@@ -142,13 +148,34 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 		observed["client_has_unknown_capability"] = seen(reflect.ValueOf(client).Elem().Interface(), unknownCapability)
 		observed["client_has_unknown_value"] = seen(reflect.ValueOf(client).Elem().Interface(), unknownValue)
 		// A notification or request injected after the handshake lands (and is answered).
-		if strings.HasPrefix(cfg.Rule, "request.") {
-			time.Sleep(time.Second)
-		} else {
-			time.Sleep(500 * time.Millisecond)
+		wait := 500 * time.Millisecond
+		for _, rule := range rules {
+			if strings.HasPrefix(rule, "request.") {
+				wait = time.Second
+			}
 		}
+		time.Sleep(wait)
 		return
 	}
+	if len(cfg.Rules) == 0 {
+		sessionRule(client, pingM, rules[0], observed, cfg, timeout)
+		return
+	}
+	batch := map[string]any{}
+	report["batch"] = batch
+	for _, rule := range rules {
+		mark := len(report["steps"].([]*step))
+		own := map[string]any{}
+		sessionRule(client, pingM, rule, own, cfg, timeout)
+		steps := report["steps"].([]*step)
+		batch[rule] = map[string]any{"steps": append([]*step{}, steps[mark:]...), "observed": own,
+			"loop_errors": []string{}}
+	}
+}
+
+// sessionRule runs one session-scoped rule's steps on a session of its own.
+func sessionRule(client *copilot.Client, pingM reflect.Value, rule string, observed map[string]any, cfg config,
+	timeout time.Duration) {
 	var mu sync.Mutex
 	var events []any
 	res, ok := call("create_session", timeout, func(ctx context.Context) (any, error) {
@@ -157,7 +184,7 @@ func tolerance(client *copilot.Client, cfg config, timeout time.Duration) {
 	if !ok {
 		return
 	}
-	if strings.HasPrefix(cfg.Rule, "history.") {
+	if strings.HasPrefix(rule, "history.") {
 		readHistory(reflect.ValueOf(res), observed, timeout)
 		call("ping", timeout, func(ctx context.Context) (any, error) { return invoke(pingM, ctx, "compat-matrix") })
 		closeSession(reflect.ValueOf(res), timeout)
