@@ -45,7 +45,7 @@ def small_results(tmp: Path) -> Path:
 
 
 def test_batch_proof_compares_batched_verdicts_with_the_stored_isolated_ones() -> None:
-    out = script("batch_proof.py", "--sdk", "1.0.27", "--kind", "history", "--jobs", "2")
+    out = script("batch_proof.py", "--family", "copilot-python", "--sdk", "1.0.27", "--kind", "history", "--jobs", "2")
     assert "disagreed 0" in out and "CLI starts:" in out and "verdicts from a batch:" in out
 
 
