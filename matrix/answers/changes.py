@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.answers.analysis import pin_lines
+from matrix.answers.analysis import pin_lines, rows_of
 from matrix.answers.diff import RANK, change_kind
 from matrix.families.registry import FAMILIES
 from matrix.present.rows import Rows
@@ -80,13 +80,14 @@ class ReleaseNote:
 
 def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> ReleaseNote:
     fam = FAMILIES.get(family)
-    frame = given.frame if isinstance(given, Rows) else given
+    given = rows_of(given)
+    frame = given.frame
     package = (fam.sdk_package if side == "sdk" else fam.cli_package) if fam else family
     other_package = (fam.cli_package if side == "sdk" else fam.sdk_package) if fam else "?"
-    rows = frame[frame["family"] == family][["probe", "mutation", "sdk_version", "cli_version", "outcome",
-                                             "error_message"]]
-    mine = rows[rows[_THIS[side]] == version]
-    axis = sorted_versions(list(set(rows[_THIS[side]]) | {version}))
+    by_release, measured = _releases(given, family, side)
+    empty = next(iter(by_release.values())).iloc[0:0] if by_release else frame.iloc[0:0]
+    mine = by_release.get(version, empty)
+    axis = measured if version in measured else sorted_versions([*measured, version])
     at = axis.index(version)
     previous = axis[at - 1] if at else None
     works = leaks = []
@@ -96,7 +97,7 @@ def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> R
         leaks = pin_lines(given, family, sdk, cli, caveat=True)
     broke: list[Broken] = []
     if previous is not None:
-        before = rows[rows[_THIS[side]] == previous]
+        before = by_release.get(previous, empty)
         key = [_OTHER[side], "probe", "mutation"]
         was = {tuple(r[k] for k in key): r for r in before.to_dict("records")}
         for r in mine.to_dict("records"):
@@ -114,13 +115,27 @@ def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> R
                        fam.caveat if fam else "", fam.caveat_with if fam else "", broke, counts)
 
 
+def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The family's cells of each release of ``side`` and those releases in order, made once per
+    ``Rows``: a feed asks this of hundreds of releases."""
+    def make() -> tuple[dict[str, pd.DataFrame], list[str]]:
+        frame = rows.frame
+        cells = frame[frame["family"] == family][["probe", "mutation", "sdk_version", "cli_version", "outcome",
+                                                  "error_message"]]
+        groups = {str(v): g for v, g in cells.groupby(_THIS[side], sort=False)}
+        return groups, sorted_versions(list(groups))
+    return rows.once(("release-notes", family, side), make)  # type: ignore[no-any-return]
+
+
 def notes_of(frame: pd.DataFrame | Rows, entry: Entry) -> list[ReleaseNote]:
     """A note for every release ``entry`` added, read from ``frame`` (the dataset as it is
     now): the CLI releases first (they break pinned SDKs), then the SDK releases."""
+    # One ``Rows`` for every note: its slices are made once, not once per pin asked of a frame.
+    given = rows_of(frame)
     out = []
     for side in ("cli", "sdk"):
         for family, sides in entry.added.items():
-            out += [_note(frame, family, side, v) for v in sides.get(side, [])]
+            out += [_note(given, family, side, v) for v in sides.get(side, [])]
     return out
 
 

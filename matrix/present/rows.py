@@ -4,7 +4,7 @@ slices live with this object, not in a memo of the process: made for one build, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -68,6 +68,11 @@ class Rows:
         if key not in self._slices:
             self._slices[key] = make()
         return self._slices[key]
+
+    def once(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """What ``make`` returns, made the first time ``key`` is asked for (a slice an answer
+        asks of many releases): keys are the asker's, prefixed with its name."""
+        return self._once(("asked", *key), make)
 
     def pairs(self, family: str | None = None) -> pd.DataFrame:
         """The pair cells of ``family`` (None: of every family)."""
