@@ -30,6 +30,13 @@ def _node_session(row: Any) -> bool:
     return bool(value_of(row, "family", "") == "copilot-node")
 
 
+def _missed_event(row: Any) -> bool:
+    """Session rules 6 can alter only a session that missed an event: one the CLI sent only after
+    the application asked to close the session is now said as such, not lost."""
+    events = value_of(row, "events")
+    return isinstance(events, Mapping) and "missed" in events.values()
+
+
 COPILOT_RULES = Rules(
     versions={
         # 5: a connected handshake's stop() measured several times, its verdict the worst seen.
@@ -38,7 +45,8 @@ COPILOT_RULES = Rules(
         # call that raises is fatal.
         "tolerance": "5",
         # 5: the Node agent subscribes as early as the release lets an application.
-        SESSION: "5",
+        # 6: an event sent only after the application asked to close its session is not lost.
+        SESSION: "6",
     },
-    touches={(HANDSHAKE, 5): _stop_or_dead_cli, (SESSION, 5): _node_session},
+    touches={(HANDSHAKE, 5): _stop_or_dead_cli, (SESSION, 5): _node_session, (SESSION, 6): _missed_event},
 )

@@ -32,6 +32,16 @@ def test_an_event_type_says_which_cli_first_sent_it_and_what_each_sdk_did() -> N
     assert dict(by["session.start"].by_delivery) == {"typed": "0.1.10–1.0.0"}  # one run of consecutive releases
 
 
+def test_an_event_missed_only_after_close_is_its_own_word_below_missed() -> None:
+    rows = [session("1.0.0", "1.0.87", "compatible", {"session.background_tasks_changed": "missed after close"}),
+            session("1.0.0", "1.0.88", "surfaced", {"session.background_tasks_changed": "unknown"}),
+            session("1.0.5", "1.0.88", "lost", {"session.background_tasks_changed": "missed"}),
+            session("1.0.5", "1.0.87", "compatible", {"session.background_tasks_changed": "missed after close"})]
+    by = {e.type: e for e in event_rows([r.model_dump() | r.payload for r in rows])}
+    assert dict(by["session.background_tasks_changed"].by_delivery) == {"missed": "1.0.5",
+                                                                         "missed after close": "1.0.0"}
+
+
 def test_the_session_grid_and_events_page_of_a_family() -> None:
     view = site_view(cells_frame(ROWS), {}, "now")
     pages = session_pages(view, FAMILIES["copilot-python"])

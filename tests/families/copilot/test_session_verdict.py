@@ -5,13 +5,14 @@ SDK's unknown, a process left running), and a CLI with no local route is not-app
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from matrix.execute.proc import Result
 from matrix.families.copilot.session.model_standin import file_name
-from matrix.families.copilot.session.verdict import NO_ROUTE, Evidence, classify_session
+from matrix.families.copilot.session.verdict import NO_ROUTE, Evidence, classify_session, cli_events
 from matrix.model import Outcome
 from matrix.probes.report import AGENT_REPORT_PREFIX, parse_report
 
@@ -67,6 +68,31 @@ def test_an_event_the_cli_sent_that_never_reached_the_application_is_lost() -> N
     verdict, facts = judge(report(), [*SENT, "assistant.idle"])
     assert verdict.outcome == Outcome.LOST and facts.events["assistant.idle"] == "missed"
     assert "assistant.idle" in verdict.error.message
+
+
+def test_an_event_sent_only_after_the_application_closed_the_session_is_said_not_lost() -> None:
+    sent = [*SENT, "session.background_tasks_changed"]
+    closed = classify_session(report(), OK, Evidence(sent, CALLS, WRITTEN, ["session.background_tasks_changed"]),
+                              NONCES)
+    assert closed[0].outcome == Outcome.COMPATIBLE
+    assert closed[1].events["session.background_tasks_changed"] == "missed after close"
+    # A copy sent while the session was open and never handed over is lost, whatever came after.
+    twice = [*sent, "session.background_tasks_changed"]
+    open_too = classify_session(report(), OK, Evidence(twice, CALLS, WRITTEN, ["session.background_tasks_changed"]),
+                                NONCES)
+    assert open_too[0].outcome == Outcome.LOST
+
+
+def test_the_transcript_says_which_events_came_after_the_first_close_request(tmp_path: Path) -> None:
+    def event(kind: str) -> dict[str, Any]:
+        return {"dir": "cli->sdk", "msg": {"method": "session.event", "params": {"event": {"type": kind}}}}
+    lines = [event("session.idle"), {"dir": "sdk->cli", "msg": {"id": 1, "method": "session.destroy"}},
+             event("session.shutdown"), {"dir": "sdk->cli", "msg": {"id": 2, "method": "session.destroy"}},
+             event("session.background_tasks_changed")]
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"cut short')
+    assert cli_events(transcript) == (["session.idle", "session.shutdown", "session.background_tasks_changed"],
+                                      ["session.shutdown", "session.background_tasks_changed"])
 
 
 @pytest.mark.parametrize(("change", "why"), [

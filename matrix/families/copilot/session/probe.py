@@ -54,7 +54,8 @@ def run_session(agent: Path | None, command: AgentCommand, agent_cfg: dict[str, 
         run = run_agent(agent, cfg, command, cli, runtime, cell.probe_timeout + len(TURNS) * TURN_TIMEOUT, cell.grace,
                         cell.scratch, reaper, use_shim=True, transcript=transcript,
                         extra_env={"COPILOT_API_URL": url})
-    evidence = Evidence(cli_events(transcript), model_calls(log), frozenset(run.work_files))
+    sent, after_close = cli_events(transcript)
+    evidence = Evidence(sent, model_calls(log), frozenset(run.work_files), after_close)
     verdict, facts = classify_session(run.report, run.result, evidence, nonces)
     observed = run.report.extra.get("observed") if run.report else None
     # A session's transcript is ~80 KB compressed against a recent CLI: the dataset keeps it

@@ -6,8 +6,9 @@ sent), the model stand-in's log (what reached the model) and the files the cell'
 directory holds after it. Whole truth: a turn that never reaches idle is a hang; an exception
 in the application is a crash; a scripted turn that does not do what it should (the tool's
 result never seen by the model, an approval or a denial that did not hold) degrades the cell;
-an event the CLI sent that never reached the application is lost; an event delivered as the
-SDK's unknown is surfaced; what stop() left running degrades it too."""
+an event the CLI sent that never reached the application is lost (unless it was sent only after
+the application asked to close the session: then it is said, not lost); an event delivered as
+the SDK's unknown is surfaced; what stop() left running degrades it too."""
 
 from __future__ import annotations
 
@@ -23,15 +24,20 @@ from matrix.model import Outcome
 from matrix.probes.report import AgentReport, ErrorInfo
 from matrix.probes.verdict import LEFT_RUNNING, Verdict, after_stop, unmeasured
 
-__all__ = ["DELIVERIES", "MISSED", "NO_ROUTE", "TYPED", "UNKNOWN", "Evidence", "Facts", "classify_session",
-           "cli_events", "model_calls", "route_of"]
+__all__ = ["AFTER_CLOSE", "CLOSING", "DELIVERIES", "MISSED", "NO_ROUTE", "TYPED", "UNKNOWN", "Evidence", "Facts",
+           "classify_session", "cli_events", "model_calls", "route_of"]
 
 NO_ROUTE = "NoLocalRoute"  # the error type of a CLI release with no way to keep its model call on 127.0.0.1
 PROVIDER, API_URL = "provider", "api-url"  # how the model call reached the stand-in
 # How an event type the CLI sent reached the application: as a type its SDK knows, as the
-# SDK's unknown (readable raw), or never.
-TYPED, UNKNOWN, MISSED = "typed", "unknown", "missed"
-DELIVERIES = (TYPED, UNKNOWN, MISSED)
+# SDK's unknown (readable raw), never although sent while the session was open, or never but
+# only sent after the application asked to close the session (``AFTER_CLOSE``: whether such an
+# event is handed over is a race between the CLI's last events and the SDK's unsubscribing, and
+# an application that closed its session has stopped listening; measured and said, not lost).
+TYPED, UNKNOWN, AFTER_CLOSE, MISSED = "typed", "unknown", "missed after close", "missed"
+DELIVERIES = (TYPED, UNKNOWN, AFTER_CLOSE, MISSED)
+# The requests with which an SDK closes a session (``destroy()``/``disconnect()``, ``detach``).
+CLOSING = frozenset({"session.destroy", "session.detach"})
 # Events the CLI sends an SDK for its own bookkeeping that an application is not handed (the
 # SDK answers them itself): not lost when the application never sees them.
 _NOT_FOR_THE_APPLICATION: frozenset[str] = frozenset()
@@ -44,6 +50,7 @@ class Evidence:
     sent: list[str] = field(default_factory=list)  # event types the CLI sent, in order (the transcript)
     calls: list[dict[str, Any]] = field(default_factory=list)  # the model stand-in's log of completions
     written: frozenset[str] = frozenset()  # file names in the cell's work directory afterwards
+    after_close: list[str] = field(default_factory=list)  # of ``sent``, those sent after the first close request
 
 
 @dataclass(frozen=True)
@@ -75,16 +82,25 @@ def _entries(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def cli_events(transcript: Path) -> list[str]:
-    """Every session event type the CLI sent the SDK, in order (``session.event`` notifications)."""
-    sent = []
+def cli_events(transcript: Path) -> tuple[list[str], list[str]]:
+    """Every session event type the CLI sent the SDK, in order (``session.event`` notifications),
+    and those of them it sent after the SDK's first request to close the session (``CLOSING``)."""
+    sent: list[str] = []
+    after: list[str] = []
+    closing = False
     for entry in _entries(transcript):
         msg = entry.get("msg")
-        if entry.get("dir") == "cli->sdk" and isinstance(msg, dict) and msg.get("method") == "session.event":
+        if not isinstance(msg, dict):
+            continue
+        if entry.get("dir") == "sdk->cli" and msg.get("method") in CLOSING:
+            closing = True
+        if entry.get("dir") == "cli->sdk" and msg.get("method") == "session.event":
             event = (msg.get("params") or {}).get("event") or {}
             if isinstance(event, dict) and isinstance(event.get("type"), str):
                 sent.append(event["type"])
-    return sent
+                if closing:
+                    after.append(event["type"])
+    return sent, after
 
 
 def model_calls(log: Path) -> list[dict[str, Any]]:
@@ -131,9 +147,11 @@ def _turn_checks(observed: dict[str, Any], evidence: Evidence, nonces: dict[str,
     return out
 
 
-def _delivery(observed: dict[str, Any], sent: list[str]) -> dict[str, str]:
+def _delivery(observed: dict[str, Any], sent: list[str], after_close: list[str] | None = None) -> dict[str, str]:
     """For each event type the CLI sent: typed (the application got it as a known type),
-    unknown (as the SDK's unknown), or missed (never)."""
+    unknown (as the SDK's unknown), missed after close (the copies it did not get were all
+    sent after the application asked to close the session), or missed."""
+    late = Counter(after_close or [])
     live = [e for e in observed.get("live") or [] if isinstance(e, dict)]
     typed = Counter(str(e.get("type")) for e in live if not e.get("unknown"))
     unknown = Counter(str(e.get("raw_type") or "") for e in live if e.get("unknown"))
@@ -149,6 +167,9 @@ def _delivery(observed: dict[str, Any], sent: list[str]) -> dict[str, str]:
         elif blind >= n - typed[kind] - unknown[kind]:
             blind -= n - typed[kind] - unknown[kind]
             out[kind] = UNKNOWN
+        elif typed[kind] + unknown[kind] + blind >= n - late[kind]:
+            blind = max(0, blind - (n - late[kind] - typed[kind] - unknown[kind]))
+            out[kind] = AFTER_CLOSE
         else:
             out[kind] = MISSED
     return out
@@ -172,7 +193,7 @@ def classify_session(report: AgentReport | None, res: Result, evidence: Evidence
         return none or Verdict(Outcome.HARNESS_ERROR), Facts(route=route)
     observed = report.extra.get("observed") or {}
     turns = _turn_checks(observed, evidence, nonces)
-    events = _delivery(observed, evidence.sent)
+    events = _delivery(observed, evidence.sent, evidence.after_close)
     asked = [str(a.get("kind")) for t in observed.get("turns") or [] for a in t.get("asked") or []
              if isinstance(a, dict)]
     tool = next((t for t in observed.get("turns") or [] if t.get("name") == "tool"), None)
