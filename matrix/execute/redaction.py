@@ -21,7 +21,13 @@ _TOKENISH = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{2
 _ENV_PATH = re.compile(r"/[^\s'\"]*?/envs/(sdk|cli|runtime)/[^/\s'\"]+/([^/\s'\"]+)")
 
 
+# The shortest text either pattern can match: a token of the shortest kind ("sk-" and 20).
+_SHORTEST_TOKEN = 23
+
+
 def redact(text: str) -> str:
+    if len(text) < _SHORTEST_TOKEN and "/" not in text:  # most stored strings: nothing to look for
+        return text
     return _ENV_PATH.sub(r"<\1 env \2>", _TOKENISH.sub("[redacted-token]", text))
 
 
@@ -56,7 +62,13 @@ def scrub_paths(text: str) -> str:
     text = redact(text)
     if "/" not in text:
         return text
-    under, bare = _root_patterns(_machine_roots())
+    return _scrubbed(text, _machine_roots())
+
+
+@functools.lru_cache(maxsize=65536)
+def _scrubbed(text: str, roots: tuple[str, ...]) -> str:
+    # Keyed by the roots too: a fold meets the same path strings in thousands of rows.
+    under, bare = _root_patterns(roots)
     text = under.sub(lambda m: f"<path>/{m.group('last')}", text)
     text = bare.sub("<path>", text)
     # Any other absolute path of two or more parts outside the system's own directories (a
