@@ -83,6 +83,17 @@ def test_an_event_sent_only_after_the_application_closed_the_session_is_said_not
     assert open_too[0].outcome == Outcome.LOST
 
 
+def test_a_copy_delivered_after_close_lends_nothing_to_an_event_missed_while_open() -> None:
+    # Two copies after close, one delivered: no unknown without a type is left over to stand in
+    # for the open session's event that never arrived.
+    sent = [*SENT, "session.background_tasks_changed", "session.background_tasks_changed", "model.call_start"]
+    rep = report(observed={"live": live(*SENT, "session.background_tasks_changed")})
+    verdict, facts = classify_session(rep, OK, Evidence(sent, CALLS, WRITTEN, ["session.background_tasks_changed"] * 2),
+                                      NONCES)
+    assert facts.events["session.background_tasks_changed"] == "missed after close"
+    assert facts.events["model.call_start"] == "missed" and verdict.outcome == Outcome.LOST
+
+
 def test_the_transcript_says_which_events_came_after_the_first_close_request(tmp_path: Path) -> None:
     def event(kind: str) -> dict[str, Any]:
         return {"dir": "cli->sdk", "msg": {"method": "session.event", "params": {"event": {"type": kind}}}}

@@ -168,7 +168,7 @@ def _delivery(observed: dict[str, Any], sent: list[str], after_close: list[str] 
             blind -= n - typed[kind] - unknown[kind]
             out[kind] = UNKNOWN
         elif typed[kind] + unknown[kind] + blind >= n - late[kind]:
-            blind = max(0, blind - (n - late[kind] - typed[kind] - unknown[kind]))
+            blind -= max(0, n - late[kind] - typed[kind] - unknown[kind])  # only those sent while open
             out[kind] = AFTER_CLOSE
         else:
             out[kind] = MISSED
