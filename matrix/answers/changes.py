@@ -78,14 +78,11 @@ class ReleaseNote:
         return works + broke
 
 
-def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> ReleaseNote:
+def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
     fam = FAMILIES.get(family)
-    given = rows_of(given)
-    frame = given.frame
     package = (fam.sdk_package if side == "sdk" else fam.cli_package) if fam else family
     other_package = (fam.cli_package if side == "sdk" else fam.sdk_package) if fam else "?"
-    by_release, measured = _releases(given, family, side)
-    empty = next(iter(by_release.values())).iloc[0:0] if by_release else frame.iloc[0:0]
+    by_release, measured, empty = _releases(given, family, side)
     mine = by_release.get(version, empty)
     axis = measured if version in measured else sorted_versions([*measured, version])
     at = axis.index(version)
@@ -115,15 +112,15 @@ def _note(given: pd.DataFrame | Rows, family: str, side: str, version: str) -> R
                        fam.caveat if fam else "", fam.caveat_with if fam else "", broke, counts)
 
 
-def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """The family's cells of each release of ``side`` and those releases in order, made once per
-    ``Rows``: a feed asks this of hundreds of releases."""
-    def make() -> tuple[dict[str, pd.DataFrame], list[str]]:
+def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame]:
+    """The family's cells of each release of ``side``, those releases in order, and the slice of
+    a release with no cells; made once per ``Rows``: a feed asks this of hundreds of releases."""
+    def make() -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame]:
         frame = rows.frame
         cells = frame[frame["family"] == family][["probe", "mutation", "sdk_version", "cli_version", "outcome",
                                                   "error_message"]]
         groups = {str(v): g for v, g in cells.groupby(_THIS[side], sort=False)}
-        return groups, sorted_versions(list(groups))
+        return groups, sorted_versions(list(groups)), cells.iloc[0:0]
     return rows.once(("release-notes", family, side), make)  # type: ignore[no-any-return]
 
 

@@ -65,9 +65,10 @@ def scrub_paths(text: str) -> str:
     return _scrubbed(text, _machine_roots())
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)
 def _scrubbed(text: str, roots: tuple[str, ...]) -> str:
-    # Keyed by the roots too: a fold meets the same path strings in thousands of rows.
+    # Keyed by the roots too: a fold meets the same path strings in thousands of rows (a fold's
+    # rows come CLI by CLI, so a bounded cache holds the repeats; a traceback is up to 4,000 chars).
     under, bare = _root_patterns(roots)
     text = under.sub(lambda m: f"<path>/{m.group('last')}", text)
     text = bare.sub("<path>", text)
