@@ -1,9 +1,13 @@
 """Benchmark: issue 31's targets, each figure next to its target and the ratio, in one run.
 
 1. **A new CLI release, every probe of a family**: the newest CLI release of the dataset is
-   measured again for every SDK release and every probe of each family (`compat-matrix run
-   --cli NEWEST --force` into a results directory of its own; the dataset is only read), as
-   `make site` measures a release the day it appears. Target: at most 120 s per family.
+   held back (a copy of the dataset as it stood before it: matrix/store/holdback.py) and
+   measured as `make site` measures a release the day it appears (`compat-matrix run --new`,
+   matrix.toml's selection and timeouts, into a results directory of its own): every pair
+   cell of that release, each probe of the family. Tolerance rules are judged per SDK
+   release against the CLI they were measured with before, so a new release costs none of
+   them: they stand in the copy. Target: at most 120 s per family. With ``--floor`` the run
+   is timed under `perf` and printed beside the CLIs' own CPU over the cores (its floor).
 2. **The handshake history against the CLI-only floor** (``--history-sdk``, off by default:
    it takes long): the handshake cells of the named SDK releases against every CLI release,
    run under `perf` (scripts/cpu_split.py); the floor is the CLI's own CPU-seconds divided by
@@ -12,7 +16,7 @@
    most 1.3.
 
     .venv/bin/python scripts/bench_targets.py [--family copilot-python ...] [--sdk V ...]
-        [--probe P ...] [--repeat 3] [--history-sdk V ...] [--no-session] [--no-warm]
+        [--probe P ...] [--repeat 3] [--history-sdk V ...] [--no-session] [--no-warm] [--floor]
 
 ``--sdk`` and ``--probe`` narrow the first figure (a smoke run: one SDK, one probe); the
 figure is then printed as a sample, never compared with the target. Needs the environments
@@ -30,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,8 +45,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from matrix.store.dataset import Dataset  # noqa: E402
-from matrix.versions import sorted_versions  # noqa: E402
+from matrix.store.holdback import hold_back  # noqa: E402
 
 NEW_CLI_TARGET = 120.0
 FLOOR_TARGET = 1.15
@@ -55,11 +59,12 @@ class Figure:
     measured: float
     target: float | None  # None: a sample, not the figure the target is about
     unit: str
+    aside: str = "a sample: not compared"  # said where there is no target
 
     def line(self) -> str:
         got = f"{self.measured:.2f}{self.unit}"
         if self.target is None:
-            return f"  {self.what:<62} {got:>10}   (a sample: not compared)"
+            return f"  {self.what:<62} {got:>10}   ({self.aside})"
         verdict = "meets" if self.measured <= self.target else "MISSES"
         return (f"  {self.what:<62} {got:>10}   target <= {self.target:g}{self.unit}   "
                 f"ratio {self.measured / self.target:.2f}   {verdict}")
@@ -70,52 +75,103 @@ def compat_matrix(*args: str, timeout: float) -> subprocess.CompletedProcess[str
                           cwd=ROOT, timeout=timeout, env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"})
 
 
-def newest_cli(family: str) -> str:
-    rows, _ = Dataset(ROOT / "data").read()
-    return sorted_versions([r.cli_version for r in rows if r.family == family and r.probe == "handshake"])[-1]
+def held_back(family: str, work: Path) -> tuple[Path, str]:
+    """The dataset as it stood before the family's newest CLI release, and that release. Its
+    tolerance rows stand: a rule is judged per SDK release against the CLI it was measured
+    with before, so the daily run measures none of them again for a new CLI (holding them back
+    too would make the planner judge every release's rules again: 300 cells that no new
+    release costs)."""
+    data = work / f"{family}-data"
+    cli = hold_back(ROOT / "data", data, family, work / f"{family}-hold", stood=lambda row: row.probe == "tolerance")
+    return data, cli
 
 
-def measured_cells(results: Path) -> Counter[str]:
+def config_for(family: str, cli: str, sdks: list[str], probes: list[str], path: Path) -> Path:
+    """matrix.toml's run, timeouts and family table, its CLI selection ending at ``cli`` (a release
+    published since the dataset's newest is not this figure's), narrowed by ``sdks`` and ``probes``."""
+    plan = tomllib.loads((ROOT / "matrix.toml").read_text())
+    table = {**plan["families"][family], "cli": {**plan["families"][family].get("cli", {}), "select": [f"<={cli}"]}}
+    if sdks:
+        table["sdk"] = {"select": sdks}
+    if probes:
+        table["probes"] = probes
+    lines = [f"[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in plan.get(name, {}).items()
+                                     if k != "results")
+             for name in ("run", "timeouts")]
+    lines.append(f"[families.{family}]\n" + "".join(
+        "".join(f"{k}.{k2} = {json.dumps(v2)}\n" for k2, v2 in v.items()) if isinstance(v, dict)
+        else f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+    path.write_text("\n".join(lines))
+    return path
+
+
+def measured_cells(results: Path, cli: str) -> Counter[str]:
+    """The cells measured, by probe; every one must be of ``cli``: `--new` also measures an SDK
+    release the registry has and the dataset lacks, which is not this figure."""
     path = results / "rows.jsonl"
     lines = path.read_text().splitlines() if path.exists() else []
-    return Counter(json.loads(line)["probe"] for line in lines if line.strip())
+    rows = [json.loads(line) for line in lines if line.strip()]
+    others = sorted({f"sdk {r['sdk_version']} x cli {r['cli_version']}" for r in rows if r["cli_version"] != cli})
+    if others:
+        raise SystemExit(f"the run measured cells of releases the dataset lacks besides CLI {cli} "
+                         f"({', '.join(others[:5])}): measure and fold them first (`make site`), then run this again")
+    return Counter(r["probe"] for r in rows)
 
 
-def new_cli_release(family: str, sdks: list[str], probes: list[str], work: Path, warm: bool) -> Figure:
-    """Every planned cell of ``family`` with its newest CLI, measured again, timed; with
-    ``warm`` a first pass installs what is missing (its time is not the figure)."""
-    cli = newest_cli(family)
-    narrow = [a for v in sdks for a in ("--sdk", v)] + [a for p in probes for a in ("--probe", p)]
-    base = ["run", "--family", family, "--cli", cli, "--data", str(ROOT / "data"), *narrow]
+def under_perf(args: list[str], out: Path) -> tuple[float, float]:
+    """``compat-matrix ARGS`` under scripts/cpu_split.py: (wall seconds, the CLI-only floor in
+    seconds: the CPU-seconds of the CLIs the cells started over the machine's cores)."""
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "cpu_split.py"), "--out", str(out), "--",
+                          sys.executable, "-m", "matrix.commands.cli", *args], capture_output=True, text=True,
+                         cwd=ROOT, timeout=6 * 3600, env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"})
+    wall = re.search(r"CPU by kind of process over (\d+) s", res.stdout)
+    floor = re.search(r"the CLI's own processes alone need ([\d.]+) min", res.stdout)
+    if not wall or not floor:
+        raise SystemExit(f"cpu_split printed no figures:\n{res.stdout[-2000:]}{res.stderr[-2000:]}")
+    return float(wall.group(1)), float(floor.group(1)) * 60
+
+
+def new_cli_release(family: str, sdks: list[str], probes: list[str], work: Path, warm: bool,
+                    floor: bool) -> list[Figure]:
+    """The family's newest CLI release measured as the daily run measures a release the day it
+    appears (`compat-matrix run --new` against the dataset as it stood before it), timed; with
+    ``warm`` a first pass installs what is missing (its time is not the figure); with ``floor``
+    the timed pass runs under perf and its wall time is also compared with the CLI-only floor."""
+    data, cli = held_back(family, work)
+    config = config_for(family, cli, sdks, probes, work / f"{family}.toml")
+    base = ["run", "--new", "--config", str(config), "--family", family, "--data", str(data)]
     if warm:
-        first = compat_matrix(*base, "--results", str(work / f"{family}-warm"), "--force", timeout=7200)
+        first = compat_matrix(*base, "--results", str(work / f"{family}-warm"), timeout=7200)
         if first.returncode not in (0, 3):
             raise SystemExit(f"{family}: the warm-up run exited {first.returncode}:\n{first.stderr[-2000:]}")
-    t0 = time.monotonic()
-    res = compat_matrix(*base, "--results", str(work / family), "--force", timeout=7200)
-    wall = time.monotonic() - t0
-    if res.returncode not in (0, 3):
-        raise SystemExit(f"{family}: the run exited {res.returncode}:\n{res.stderr[-2000:]}")
-    cells = measured_cells(work / family)
+    results = ["--results", str(work / family)]
+    if floor:
+        wall, cli_floor = under_perf([*base, *results], work / f"{family}-perf.data")
+    else:
+        t0 = time.monotonic()
+        res = compat_matrix(*base, *results, timeout=7200)
+        wall, cli_floor = time.monotonic() - t0, 0.0
+        if res.returncode not in (0, 3):
+            raise SystemExit(f"{family}: the run exited {res.returncode}:\n{res.stderr[-2000:]}")
+    cells = measured_cells(work / family, cli)
     by_probe = ", ".join(f"{p} {n}" for p, n in sorted(cells.items()))
     sample = bool(sdks or probes)
-    return Figure(f"{family}: CLI {cli}, {sum(cells.values())} cells ({by_probe})", wall,
-                  None if sample else NEW_CLI_TARGET, " s")
+    what = f"{family}: CLI {cli}, {sum(cells.values())} cells ({by_probe})"
+    figures = [Figure(what, wall, None if sample else NEW_CLI_TARGET, " s")]
+    if floor:
+        figures.append(Figure(f"{family}: CLI {cli}, the CLIs' own CPU over {psutil.cpu_count()} cores",
+                              cli_floor, None, " s", "the floor: no scheduling of ours gets under it"))
+        figures.append(Figure(f"{family}: CLI {cli}, wall / that floor", wall / cli_floor, None, "x",
+                              "how much of the wall time is ours"))
+    return figures
 
 
 def history_floor(family: str, sdks: list[str], work: Path) -> Figure:
     """The handshake cells of ``sdks`` against every CLI release under perf: wall / floor."""
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "cpu_split.py"), "--out", str(work / "perf.data"), "--",
-         sys.executable, "-m", "matrix.commands.cli", "run", "--family", family, "--probe", "handshake", "--force",
-         "--data", str(ROOT / "data"), "--results", str(work / "history"), *[a for v in sdks for a in ("--sdk", v)]],
-        capture_output=True, text=True, cwd=ROOT, timeout=6 * 3600).stdout
-    wall = re.search(r"CPU by kind of process over (\d+) s", out)
-    floor = re.search(r"the CLI's own processes alone need ([\d.]+) min", out)
-    if not wall or not floor:
-        raise SystemExit(f"cpu_split printed no figures:\n{out[-2000:]}")
-    ratio = float(wall.group(1)) / (float(floor.group(1)) * 60)
-    return Figure(f"{family}: handshake history of sdk {', '.join(sdks)}, wall / CLI-only floor", ratio,
+    wall, floor = under_perf(["run", "--family", family, "--probe", "handshake", "--force", "--data",
+                              str(ROOT / "data"), "--results", str(work / "history"),
+                              *[a for v in sdks for a in ("--sdk", v)]], work / "perf.data")
+    return Figure(f"{family}: handshake history of sdk {', '.join(sdks)}, wall / CLI-only floor", wall / floor,
                   FLOOR_TARGET, "x")
 
 
@@ -138,6 +194,8 @@ def main() -> None:
     parser.add_argument("--history-sdk", action="append", default=[],
                         help="measure the floor figure on these SDK releases' handshake history (needs perf)")
     parser.add_argument("--no-session", action="store_true", help="leave out the session figure")
+    parser.add_argument("--floor", action="store_true",
+                        help="run the new release under perf and compare it with the CLI-only floor too")
     parser.add_argument("--no-warm", action="store_true",
                         help="no warm-up pass (the environments are known to be installed)")
     args = parser.parse_args()
@@ -146,7 +204,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-targets-") as tmp:
         work = Path(tmp)
         for family in families:
-            figures.append(new_cli_release(family, args.sdk, args.probe, work, not args.no_warm))
+            figures += new_cli_release(family, args.sdk, args.probe, work, not args.no_warm, args.floor)
             if not args.no_session:
                 figures.append(session_ratio(family, args.repeat))
         if args.history_sdk:

@@ -25,30 +25,13 @@ from matrix.site.api import SCHEMA_DIR, write_api
 from matrix.site.feed import feed_xml
 from matrix.site.sitedata import site_view
 from matrix.store.dataset import Dataset, Sources
-from matrix.store.results import Store, frame_of, load_releases, save_releases
-from matrix.versions import sorted_versions
+from matrix.store.holdback import hold_back
+from matrix.store.results import Store, frame_of, load_releases
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
 FAMILY = "copilot-python"
-
-
-def hold_back(src: Path, dest: Path, work: Path) -> str:
-    """``dest``: the dataset of ``src`` without its newest CLI release of FAMILY (rows and
-    release list), as if that release had not been published yet. Returns the release."""
-    rows, _ = Dataset(src).read()
-    newest = sorted_versions([r.cli_version for r in rows if r.family == FAMILY])[-1]
-    kept = Store(work / "kept")
-    kept.directory.mkdir(parents=True)
-    # In one write: a row at a time (each made durable, as a run stores them) is 15,000 fsyncs.
-    kept.path.write_text("".join(r.to_json() + "\n" for r in rows
-                                 if not (r.family == FAMILY and r.cli_version == newest)))
-    releases = Dataset(src).releases()
-    releases[FAMILY]["cli"].pop(newest, None)
-    save_releases(kept.directory, releases)
-    Dataset(dest).fold(kept.directory, at="2026-11-01T00:00:00+00:00")
-    return newest
 
 
 def compat_matrix(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -58,7 +41,7 @@ def compat_matrix(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Comp
 
 def test_a_held_back_cli_release_goes_through_the_pipeline(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    held = hold_back(ROOT / "data", data, tmp_path)
+    held = hold_back(ROOT / "data", data, FAMILY, tmp_path)
     assert held not in Dataset(data).releases()[FAMILY]["cli"]
     (tmp_path / "matrix.toml").write_text(
         f'[families.{FAMILY}]\nprobes = ["handshake"]\nsdk.select = ["latest:2"]\ncli.select = ["<={held}"]\n')

@@ -16,6 +16,7 @@ from matrix.answers.verify import Check, agreement, sample
 from matrix.execute.lock import Locked, holding, sharing
 from matrix.model import Row
 from matrix.store.dataset import DATA_SCHEMA, Dataset, Sources, row_file, scrub
+from matrix.store.holdback import hold_back
 from matrix.store.results import Store, save_releases
 from tests.conftest import ROOT, make_row
 
@@ -198,3 +199,21 @@ def test_a_writer_kept_out_by_readers_is_told_so_not_the_name_of_a_writer_long_g
         pass
     said = str(exc.value)
     assert "reading it" in said and "fold" not in said and "999999999" not in said
+
+
+def test_held_back_the_newest_cli_release_is_gone_but_what_stands_is_kept(tmp_path: Path) -> None:
+    """The dataset as it stood before a family's newest CLI release: that release's rows and its
+    place in the release list are gone, but for the rows ``stood`` keeps; other releases stay."""
+    data = Dataset(tmp_path / "data")
+    check = row("1.0.0", "1.0.61", "surfaced", probe="tolerance", mutation="history.unknown-type")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60"), row("1.0.0", "1.0.61"), row("1.0.1", "1.0.61"),
+                                      check]))
+    held = Dataset(tmp_path / "held")
+    assert hold_back(data.root, held.root, "copilot-python", tmp_path / "work",
+                     stood=lambda r: r.probe == "tolerance") == "1.0.61"
+    assert sorted((r.sdk_version, r.cli_version, r.probe) for r in held.read()[0]) == [
+        ("1.0.0", "1.0.60", "handshake"), ("1.0.0", "1.0.61", "tolerance")]
+    assert list(held.releases()["copilot-python"]["cli"]) == ["1.0.60"]
+    assert held.verify()[1] == []
+    bare = hold_back(data.root, tmp_path / "bare", "copilot-python", tmp_path / "work-bare")
+    assert bare == "1.0.61" and [r.cli_version for r in Dataset(tmp_path / "bare").read()[0]] == ["1.0.60"]
