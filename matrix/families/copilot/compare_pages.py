@@ -98,9 +98,11 @@ def compare_page_data(view: SiteView, cli_package: str, families: list[str], ima
     """The families of one CLI package side by side, as plain data."""
     frame = view.frame
     hs = view.rows.pairs()
-    clis = sorted_versions(hs[hs["family"].isin(families)]["cli_version"])
-    rows = [CliRow(cli, [_summary(f, cli, hs[(hs["family"] == f) & (hs["cli_version"] == cli)]) for f in families])
-            for cli in clis]
+    mine = hs[hs["family"].isin(families)]
+    clis = sorted_versions(mine["cli_version"])
+    # One pass over the cells, not a filter of the whole frame per family and CLI version.
+    parts = {key: part for key, part in mine.groupby(["family", "cli_version"], sort=False)}
+    rows = [CliRow(cli, [_summary(f, cli, parts.get((f, cli), mine.iloc[:0])) for f in families]) for cli in clis]
     shared, differ = _same_numbers(hs, families)
     return ComparePage(cli_package, families, len(clis), image, rows, _tolerance(frame, families), shared, differ)
 

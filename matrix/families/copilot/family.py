@@ -349,14 +349,18 @@ class CopilotFamily(Family):
             pages[f"versions/{self.name}/{cli_slug(cli)}.md"] = cli_page(view, self, cli)
         return pages
 
+    # The pages every Copilot family shares (the same text whichever family writes it) are
+    # made once per build: each family is asked for its pages, and four made them four times.
     def side_by_side(self, view: SiteView) -> dict[str, tuple[str, str]]:
-        return {rel: (text, compare.WHAT) for rel, text in compare.compare_pages(view, CopilotFamily).items()}
+        pages = view.rows.once(("copilot", "side-by-side"), lambda: compare.compare_pages(view, CopilotFamily))
+        return {rel: (text, compare.WHAT) for rel, text in pages.items()}
 
     def pages(self, view: SiteView) -> dict[str, str]:
         return {**tolerance_pages(view, self, CopilotFamily), **session_pages(view, self),
-                "drift.md": drift_page(view, CopilotFamily)}
+                "drift.md": view.rows.once(("copilot", "drift"), lambda: drift_page(view, CopilotFamily))}
 
     def pictures(self, view: SiteView) -> list[Picture]:
         own = Picture(f"heatmap-{self.name}.png", view.rows.pairs(self.name),
                       f"{self.name}: handshake (number: negotiated protocol)")
-        return [own, *compare.compare_pictures(view, CopilotFamily)]
+        return [own, *view.rows.once(("copilot", "side-by-side pictures"),
+                                     lambda: compare.compare_pictures(view, CopilotFamily))]
