@@ -22,13 +22,13 @@ def hold_back(src: Path, dest: Path, family: str, work: Path,
     new CLI). Returns the release held back. ``work``: an empty scratch directory."""
     rows, _ = Dataset(src).read()
     newest = sorted_versions([r.cli_version for r in rows if r.family == family])[-1]
-    kept = Store(work / "kept")
-    kept.directory.mkdir(parents=True)
+    before = Store(work / "before")
+    before.directory.mkdir(parents=True)
     # In one write: a row at a time (each made durable, as a run stores them) is 15,000 fsyncs.
-    kept.path.write_text("".join(r.to_json() + "\n" for r in rows
+    before.path.write_text("".join(r.to_json() + "\n" for r in rows
                                  if r.family != family or r.cli_version != newest or stood(r)))
     releases = Dataset(src).releases()
     releases[family]["cli"].pop(newest, None)
-    save_releases(kept.directory, releases)
-    Dataset(dest).fold(kept.directory, at="2026-11-01T00:00:00+00:00")
+    save_releases(before.directory, releases)
+    Dataset(dest).fold(before.directory, at="2026-11-01T00:00:00+00:00")
     return newest
