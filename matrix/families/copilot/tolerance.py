@@ -146,6 +146,7 @@ def run_batch(agent: Path | None, command: AgentCommand, agent_cfg: dict[str, st
         transcript.unlink(missing_ok=True)
         return {}
     rows: dict[str, Row] = {}
+    batch_seconds = round(run.result.elapsed, 3)
     for rule in rules:
         own = _rule_report(report, rule)
         if own is None or not all(s.ok for s in own.steps):
@@ -153,9 +154,10 @@ def run_batch(agent: Path | None, command: AgentCommand, agent_cfg: dict[str, st
         path = transcript_path(results, cell.family, cell.sdk_version, cell.cli_version, rule)
         _split(transcript, path, rule)
         row = _judge(replace(run, report=own), rule, path, cell, runtime, cli, results,
-                     extra={"batch": [r for r in rules if r != rule], "batch_seconds": round(run.result.elapsed, 3)})
+                     extra={"batch": [r for r in rules if r != rule], "batch_seconds": batch_seconds})
         # Its share of the one run: the timings add up to what the batch cost, not to n times it.
-        row = row.model_copy(update={"seconds": round(run.result.elapsed / len(rules), 3)})
+        # Taken from the stored figure, so that a share read back is that figure over n.
+        row = row.model_copy(update={"seconds": round(batch_seconds / len(rules), 3)})
         # A session rule the shim never applied had no session of its own: no verdict from the batch.
         unassigned = (row.outcome == Outcome.NOT_APPLICABLE and RULES[rule].needs_session
                       and not report.extra.get("not_applicable"))
