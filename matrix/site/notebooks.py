@@ -61,11 +61,23 @@ def execute(path: Path, sources: Sources, cache: Path, timeout: float = 600) -> 
         raise NotebookError(path, str(err).strip().splitlines()[-1]) from None
     except Exception as err:  # kernel could not start, timeout: still the notebook's build failing
         raise NotebookError(path, f"{type(err).__name__}: {err}") from None
+    _refuse_stderr(path, nb)
     cache.mkdir(parents=True, exist_ok=True)
     for old in cache.glob(f"{path.stem}-*.ipynb"):
         old.unlink()
     write_atomic(cached, nbformat.writes(nb))
     return nb, True
+
+
+def _refuse_stderr(path: Path, nb: nbformat.NotebookNode) -> None:
+    """A warning a cell printed would be published as it is, with the kernel's own temporary
+    paths in it: it fails the build like an exception does."""
+    for number, cell in enumerate(nb.cells, 1):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                said = str(output.get("text", "")).strip().splitlines()
+                raise NotebookError(path, f"cell {number} wrote to stderr ({said[0] if said else 'empty'}); "
+                                          "the site would publish it: fix what it warns about")
 
 
 def render_notebooks(notebooks: Path, sources: Sources, out: Path, cache: Path) -> dict[str, bool]:

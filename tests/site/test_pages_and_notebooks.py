@@ -127,6 +127,14 @@ def test_failing_cell_names_the_notebook(tmp_path: Path) -> None:
     assert "probe.ipynb" in str(exc.value) and "boom in cell" in str(exc.value)
 
 
+def test_a_warning_a_cell_prints_fails_the_build_instead_of_being_published(tmp_path: Path) -> None:
+    path = notebook(tmp_path, "import warnings; warnings.warn('margins too small')")
+    with pytest.raises(NotebookError) as exc:
+        execute(path, Sources(stored(tmp_path)), tmp_path / "cache")
+    assert "cell 1 wrote to stderr" in str(exc.value) and "margins too small" in str(exc.value)
+    assert not list((tmp_path / "cache").glob("*.ipynb"))  # nor kept as a good run
+
+
 def test_stored_notebooks_have_no_outputs() -> None:
     for path in (ROOT / "notebooks").glob("*.ipynb"):
         nb = json.loads(path.read_text())
