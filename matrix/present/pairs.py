@@ -5,6 +5,7 @@ family's own pages ask them of itself."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import pandas as pd
@@ -40,11 +41,21 @@ class PairFamily(Protocol):
     def works_but(self, cells: pd.DataFrame) -> pd.Series: ...
 
 
+@dataclass(frozen=True)
+class OutcomeIn:
+    """A reading of cells by outcome alone; equal readings are one key of ``Rows.once``."""
+
+    outcomes: frozenset[str]
+
+    def __call__(self, part: pd.DataFrame) -> pd.Series:
+        return part["outcome"].isin(self.outcomes)
+
+
 def working_ranges(rows: Rows, fam: PairFamily, sdk: str | None = None, cli: str | None = None,
                    outcomes: set[str] | None = None) -> list[Range]:
     """For an SDK version: the ranges of the other side that work with it (``outcomes``: those
     with one of these outcomes instead); or the reverse."""
-    good = fam.works if outcomes is None else (lambda part: part["outcome"].isin(outcomes))
+    good = fam.works if outcomes is None else OutcomeIn(frozenset(outcomes))
     return ranges_where(rows, fam.name, sdk, cli, good)
 
 

@@ -46,10 +46,22 @@ def _sides(sdk: str | None) -> tuple[str, str]:
 def ranges_where(rows: Rows, family: str, sdk: str | None, cli: str | None,
                  good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
     """For an SDK version, the runs of the other side's versions whose cells are ``good``; for a
-    version of the other side, the same of SDK versions."""
+    version of the other side, the same of SDK versions. Made once per build for each release
+    and reading (pages, pins, API and answers all ask): the list is shared, do not modify it."""
     this, other = _sides(sdk)
-    part = rows.release(family, this, str(sdk if sdk is not None else cli))
-    return ranges(sorted_versions(part[other]), set(part[good(part)][other]))
+    version = str(sdk if sdk is not None else cli)
+
+    def make() -> list[Range]:
+        part = rows.release(family, this, version)
+        return ranges(_axis(rows, family, this, version), set(part[good(part)][other]))
+    return rows.once(("ranges_where", family, this, version, good), make)  # type: ignore[no-any-return]
+
+
+def _axis(rows: Rows, family: str, this: str, version: str) -> list[str]:
+    """The other side's measured versions of one release, sorted (shared: do not modify)."""
+    other = "cli_version" if this == "sdk_version" else "sdk_version"
+    return rows.once(("axis", family, this, version),  # type: ignore[no-any-return]
+                     lambda: sorted_versions(rows.release(family, this, version)[other]))
 
 
 def pin_lines(rows: Rows, family: str, sdk: str | None, cli: str | None, rs: list[Range], ecosystem: Ecosystem,
@@ -58,8 +70,8 @@ def pin_lines(rows: Rows, family: str, sdk: str | None, cli: str | None, rs: lis
     release asked about), with the measured versions inside them that do not work left out."""
     if not rs:
         return []
-    this, other = _sides(sdk)
-    axis = sorted_versions(rows.release(family, this, str(sdk if sdk is not None else cli))[other])
+    this, _ = _sides(sdk)
+    axis = _axis(rows, family, this, str(sdk if sdk is not None else cli))
     good = {v for r in rs for v in r.versions}
     inside = axis[axis.index(rs[0].first):axis.index(rs[-1].last) + 1]
     return ecosystem.pin(package, [Run(r.first, r.last) for r in rs], [v for v in inside if v not in good])

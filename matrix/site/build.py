@@ -11,7 +11,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -106,9 +106,11 @@ def _start_pictures(view: SiteView, assets: Path, pool: Executor) -> list[Future
     return [pool.submit(_draw_once, png, key, draw) for png, key, draw in _pictures(view, assets)]
 
 
-def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[Path]) -> None:
-    """matrix.json (documented keys, with a header), rows.csv and rows.parquet; written again
-    only when the stored rows (or our version) changed."""
+def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str,
+               inputs: list[Path]) -> tuple[Path, str, Callable[[Path], None]]:
+    """matrix.json (documented keys, with a header), rows.csv and rows.parquet, as a picture is
+    made (its file, its key, how to make it): written again only when the stored rows (or our
+    version) changed."""
     out.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     for path in inputs:
@@ -116,10 +118,10 @@ def _data_twin(frame: pd.DataFrame, out: Path, generated_at: str, inputs: list[P
             digest.update(path.read_bytes())
     stored = digest.hexdigest()[:16]
     key = f"{stored}:{HARNESS_VERSION}:{__version__}:{generated_at}"
-    _draw_once(out / "matrix.json", key, lambda _path: _write_twin(frame, out, generated_at))
+    return out / "matrix.json", key, partial(_write_twin, frame, out, generated_at)
 
 
-def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str) -> None:
+def _write_twin(frame: pd.DataFrame, out: Path, generated_at: str, _made: Path) -> None:
     cols = report_columns()
     doc = {"schema": 1, "generated_at": generated_at, "harness_version": HARNESS_VERSION,
            "compat_matrix_version": __version__, "columns": cols.names, "rows": records(frame, cols)}
@@ -155,13 +157,18 @@ def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) 
         done = json.loads(generated.read_text())
     except (OSError, ValueError):
         done = {}
-    if done.get("key") == key and (docs / "index.md").exists():
-        count, warnings = int(done["pages"]), list(done["warnings"])
-    else:
-        generated.unlink(missing_ok=True)
-        count, warnings = _generate(sources, docs)
-        generated.write_text(json.dumps({"key": key, "pages": count, "warnings": warnings}))
-    executed = render_notebooks(root / "notebooks", sources, docs / "notebooks", cache / "notebooks")
+    # The notebooks' kernels read the stored rows themselves, not the pages: they run in their
+    # own processes while this one writes the pages, where they used to wait for them.
+    with ThreadPoolExecutor(max_workers=1) as side:
+        notebooks = side.submit(render_notebooks, root / "notebooks", sources, docs / "notebooks",
+                                cache / "notebooks")
+        if done.get("key") == key and (docs / "index.md").exists():
+            count, warnings = int(done["pages"]), list(done["warnings"])
+        else:
+            generated.unlink(missing_ok=True)
+            count, warnings = _generate(sources, docs)
+            generated.write_text(json.dumps({"key": key, "pages": count, "warnings": warnings}))
+        executed = notebooks.result()
     # MkDocs's output is a function of its config, the docs tree and its own version: when
     # none changed since the last build into this site, that site is already the answer.
     stamp, key = site / ".compat-matrix-build", _inputs_digest(root, strict)
@@ -198,6 +205,9 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
     # Pictures are drawn by other processes while this one writes the pages.
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         drawing = _start_pictures(view, docs / "assets", pool)
+        # The data twin is a function of the frame alone: written by a drawing process too.
+        twin = _data_twin(frame, docs / "data", generated_at, sources.inputs())
+        drawing.append(pool.submit(_draw_once, *twin))
         pages = write_pages(view, docs)
         published = {p.relative_to(docs).as_posix() for p in pages}
         entries = [(e, notes_of(view.rows, e)) for e in sources.changes()]
@@ -211,20 +221,20 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
         v1_docs = Documents()
         write_api(view, docs, index, v1_docs)
         write_api_v2(view, docs, index, v1_docs)
-        _data_twin(frame, docs / "data", generated_at, sources.inputs())
-        _finish_pictures(drawing, view, docs / "assets")
+        _finish_pictures(drawing, view, docs / "assets", twin)
         return len(pages), warnings
 
 
-def _finish_pictures(drawing: list[Future[None]], view: SiteView, assets: Path) -> None:
-    """Wait for the pictures; a picture that could not be drawn ends the build, as a page would.
-    Where no drawing process could start (a ``python -`` session, whose main module a new
-    process cannot import), they are drawn here instead."""
+def _finish_pictures(drawing: list[Future[None]], view: SiteView, assets: Path,
+                     twin: tuple[Path, str, Callable[[Path], None]]) -> None:
+    """Wait for the pictures and the data twin; a picture that could not be drawn ends the
+    build, as a page would. Where no drawing process could start (a ``python -`` session, whose
+    main module a new process cannot import), they are made here instead."""
     try:
         for picture in drawing:
             picture.result()
     except BrokenProcessPool:
-        for png, key, draw in _pictures(view, assets):
+        for png, key, draw in [*_pictures(view, assets), twin]:
             _draw_once(png, key, draw)
 
 

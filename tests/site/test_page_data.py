@@ -80,7 +80,7 @@ def test_templates_are_inputs_of_the_generated_pages() -> None:
     assert ("site", "home.md") in names and ("matrix", "macros.html") in names
 
 
-def test_pictures_are_drawn_here_when_no_drawing_process_could_start(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_pictures_and_the_twin_are_made_here_when_no_drawing_process_could_start(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
@@ -91,5 +91,7 @@ def test_pictures_are_drawn_here_when_no_drawing_process_could_start(tmp_path: P
     drawn: list[Path] = []
     monkeypatch.setattr(build, "_pictures", lambda frame, assets: [
         (assets / "a.png", "k", lambda png: (drawn.append(png), png.write_bytes(b"png")))])
-    build._finish_pictures([broken], pd.DataFrame(), tmp_path)
-    assert drawn == [tmp_path / "a.png"] and (tmp_path / "a.sha").read_text() == "k"
+    twin = (tmp_path / "matrix.json", "t", lambda out: (drawn.append(out), out.write_text("{}")))
+    build._finish_pictures([broken], pd.DataFrame(), tmp_path, twin)
+    assert drawn == [tmp_path / "a.png", tmp_path / "matrix.json"]
+    assert (tmp_path / "a.sha").read_text() == "k" and (tmp_path / "matrix.sha").read_text() == "t"
