@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from matrix.families.base import SiteView
 from matrix.families.copilot.matrix_pages import cell_rows, cells_page, matrix_page, matrix_page_data
 from matrix.families.registry import FAMILIES
 from matrix.site.pages import home, home_page, pins_page, pins_page_data, versions_index, versions_index_data
 from matrix.site.sitedata import site_view
-from matrix.store.results import Store, load_frame
+from matrix.store.results import Store, frame_of, load_frame
 from tests.conftest import make_row
 
 EVIL = "<script>alert(1)</script> | x"
@@ -95,3 +96,20 @@ def test_pictures_and_the_twin_are_made_here_when_no_drawing_process_could_start
     build._finish_pictures([broken], pd.DataFrame(), tmp_path, twin)
     assert drawn == [tmp_path / "a.png", tmp_path / "matrix.json"]
     assert (tmp_path / "a.sha").read_text() == "k" and (tmp_path / "matrix.sha").read_text() == "t"
+
+
+def test_a_matrix_still_being_measured_says_how_many_listed_releases_have_no_cell_yet() -> None:
+    frame = frame_of([make_row("1.0.0", "1.0.2", "compatible"), make_row("1.0.1", "1.0.2", "compatible")])
+    listed = {"copilot-python": {"sdk-listed": {"1.0.0": "release", "1.0.1": "release", "1.0.2-rc.1": "pre-release"},
+                                 "cli-listed": {"1.0.0": "release", "1.0.1": "release", "1.0.2": "release"}}}
+    page = matrix_page_data(site_view(frame, listed), FAMILIES["copilot-python"])
+    assert page.not_yet == [("@github/copilot", 2)]  # a newer pre-release is another group: not this note
+    assert "2 releases of @github/copilot that the registry lists have no cell here yet" in \
+        render_matrix(site_view(frame, listed))
+    whole = {"copilot-python": {"cli-listed": {"1.0.2": "release"}}}
+    assert matrix_page_data(site_view(frame, whole), FAMILIES["copilot-python"]).not_yet == []
+    assert "Not measured yet" not in render_matrix(site_view(frame, whole))
+
+
+def render_matrix(view: SiteView) -> str:
+    return matrix_page(view, FAMILIES["copilot-python"])

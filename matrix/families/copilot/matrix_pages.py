@@ -3,10 +3,11 @@ releases that start for no SDK here) and its page of every cell as a sortable ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from matrix.ecosystems import get
 from matrix.families.base import Family, SiteView
 from matrix.families.copilot.render import render
 from matrix.families.copilot.rules import COPILOT_RULES
@@ -14,6 +15,7 @@ from matrix.families.copilot.stops import LEAK_MARK, RACE_MARK, after_stop_text
 from matrix.markup import esc_raw, num
 from matrix.present.grid import Grid, grid_of
 from matrix.present.pairs import does_not_start
+from matrix.store.listed import LISTED, NOT_YET, unmeasured
 from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["CellRow", "MatrixPage", "cell_rows", "cells_page", "matrix_page", "matrix_page_data", "matrix_pages"]
@@ -68,6 +70,23 @@ class MatrixPage:
     grid: Grid
     cells: list[CellRow]
     dead: list[tuple[str, str]]  # (release of the other side, why it starts for no SDK here)
+    # (package, how many of its releases the registry lists that no selection has measured yet)
+    not_yet: list[tuple[str, int]] = field(default_factory=list)
+
+
+def _not_yet(view: SiteView, fam: Family) -> list[tuple[str, int]]:
+    """Per side, the releases the registry lists that have no cell of the family yet (a history
+    still being measured): a grid of the measured ones alone would read as the whole of it."""
+    listed = view.releases.get(fam.name, {})
+    rows = view.frame[view.frame["family"] == fam.name]
+    out = []
+    for side, package, ecosystem in (("sdk", fam.sdk_package, fam.sdk_ecosystem),
+                                     ("cli", fam.cli_package, fam.cli_ecosystem)):
+        kinds = {v: str(k) for v, k in listed.get(f"{side}{LISTED}", {}).items()}
+        for group in unmeasured(kinds, rows[f"{side}_version"], get(ecosystem).key):
+            if group.why == NOT_YET:
+                out.append((package, len(group.versions)))
+    return out
 
 
 def matrix_page_data(view: SiteView, fam: Family) -> MatrixPage:
@@ -77,7 +96,8 @@ def matrix_page_data(view: SiteView, fam: Family) -> MatrixPage:
     dead = [(c, why) for c in clis if (why := does_not_start(view.rows, family, c)) is not None]
     grid = grid_of(view.rows, view.releases, family, fam.cell_label, fam.cell_note, columns=fam.cell_columns)
     return MatrixPage(family=family, description=fam.description, sdks=sub["sdk_version"].nunique(), clis=len(clis),
-                      leak_mark=LEAK_MARK, race_mark=RACE_MARK, grid=grid, cells=cell_rows(sub), dead=dead)
+                      leak_mark=LEAK_MARK, race_mark=RACE_MARK, grid=grid, cells=cell_rows(sub), dead=dead,
+                      not_yet=_not_yet(view, fam))
 
 
 def matrix_page(view: SiteView, fam: Family) -> str:
