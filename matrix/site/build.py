@@ -3,6 +3,7 @@ then ``mkdocs build --strict``."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import multiprocessing
@@ -160,7 +161,7 @@ def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) 
     # The notebooks' kernels read the stored rows themselves, not the pages: they run in their
     # own processes while this one writes the pages, where they used to wait for them.
     with ThreadPoolExecutor(max_workers=1) as side:
-        notebooks = side.submit(render_notebooks, root / "notebooks", sources, docs / "notebooks",
+        notebooks = side.submit(_notebooks_on_a_thread, root / "notebooks", sources, docs / "notebooks",
                                 cache / "notebooks")
         if done.get("key") == key and (docs / "index.md").exists():
             count, warnings = int(done["pages"]), list(done["warnings"])
@@ -188,6 +189,22 @@ def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) 
             raise InfraError("mkdocs build", said[-3000:])
         stamp.write_text(key)
     return BuildResult(site, count, executed, time.monotonic() - t0, warnings)
+
+
+def _notebooks_on_a_thread(notebooks: Path, sources: Sources, out: Path, cache: Path) -> dict[str, bool]:
+    """``render_notebooks`` on a thread of its own: nbclient talks to its kernels on an event loop
+    it makes for the thread, which is closed here with the thread's work (left open, its sockets
+    were garbage at exit)."""
+    try:
+        return render_notebooks(notebooks, sources, out, cache)
+    finally:
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # every notebook came from the cache: no loop was made
+            pass
+        else:
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
 def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
