@@ -53,13 +53,14 @@ def ranges_where(rows: Rows, family: str, sdk: str | None, cli: str | None,
 
     def make() -> list[Range]:
         part = rows.release(family, this, version)
-        return ranges(_axis(rows, family, this, version), set(part[good(part)][other]))
+        return ranges(_axis(rows, family, sdk, cli), set(part[good(part)][other]))
     return rows.once(("ranges_where", family, this, version, good), make)  # type: ignore[no-any-return]
 
 
-def _axis(rows: Rows, family: str, this: str, version: str) -> list[str]:
+def _axis(rows: Rows, family: str, sdk: str | None, cli: str | None) -> list[str]:
     """The other side's measured versions of one release, sorted (shared: do not modify)."""
-    other = "cli_version" if this == "sdk_version" else "sdk_version"
+    this, other = _sides(sdk)
+    version = str(sdk if sdk is not None else cli)
     return rows.once(("axis", family, this, version),  # type: ignore[no-any-return]
                      lambda: sorted_versions(rows.release(family, this, version)[other]))
 
@@ -70,8 +71,7 @@ def pin_lines(rows: Rows, family: str, sdk: str | None, cli: str | None, rs: lis
     release asked about), with the measured versions inside them that do not work left out."""
     if not rs:
         return []
-    this, _ = _sides(sdk)
-    axis = _axis(rows, family, this, str(sdk if sdk is not None else cli))
+    axis = _axis(rows, family, sdk, cli)
     good = {v for r in rs for v in r.versions}
     inside = axis[axis.index(rs[0].first):axis.index(rs[-1].last) + 1]
     return ecosystem.pin(package, [Run(r.first, r.last) for r in rs], [v for v in inside if v not in good])

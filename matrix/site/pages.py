@@ -17,7 +17,7 @@ from matrix.families.base import SiteView
 from matrix.model import OUTCOME_INFO
 from matrix.site.answer_lines import AnswerLine, answer_lines
 from matrix.site.render import render
-from matrix.store.listed import LISTED, Unmeasured, unmeasured
+from matrix.store.listed import Unmeasured, unmeasured_side
 from matrix.versions import sort_key, sorted_versions
 
 __all__ = ["home", "home_page", "pins_page", "pins_page_data", "versions_index", "versions_index_data"]
@@ -91,8 +91,7 @@ class FamilyVersions:
 
 def _unmeasured(listed: Mapping[str, Mapping[str, str | None]], side: str, ecosystem: str | None,
                 measured: pd.Series) -> list[Unmeasured]:
-    kinds = {v: str(k) for v, k in listed.get(f"{side}{LISTED}", {}).items()}
-    return unmeasured(kinds, measured, get(ecosystem).key if ecosystem else sort_key)
+    return unmeasured_side(listed, side, measured, get(ecosystem).key if ecosystem else sort_key)
 
 
 def versions_index_data(view: SiteView) -> list[FamilyVersions]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "LISTED", "Unmeasured", "listed_of", "unmeasured"]
+__all__ = ["KINDS", "LISTED", "Unmeasured", "listed_of", "unmeasured", "unmeasured_side"]
 
 LISTED = "-listed"  # the side's key suffix in a family's releases.json
 RELEASE, PRERELEASE, YANKED = "release", "pre-release", "yanked"
@@ -54,3 +54,11 @@ def unmeasured(listed: Mapping[str, str], measured: Iterable[str], key: Callable
         else:
             groups[NOT_YET].append(version)
     return [Unmeasured(why, sorted(vs, key=key)) for why, vs in groups.items() if vs]
+
+
+def unmeasured_side(releases: Mapping[str, Mapping[str, Any]], side: str, measured: Iterable[str],
+                    key: Callable[[str], Any]) -> list[Unmeasured]:
+    """``unmeasured`` of one side (``sdk``, ``cli``) of a family's stored releases (its
+    releases.json: the side's ``<side>-listed`` table, none: nothing listed)."""
+    kinds = {v: str(k) for v, k in releases.get(f"{side}{LISTED}", {}).items()}
+    return unmeasured(kinds, measured, key)

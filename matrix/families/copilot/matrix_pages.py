@@ -15,7 +15,7 @@ from matrix.families.copilot.stops import LEAK_MARK, RACE_MARK, after_stop_text
 from matrix.markup import esc_raw, num
 from matrix.present.grid import Grid, grid_of
 from matrix.present.pairs import does_not_start
-from matrix.store.listed import LISTED, NOT_YET, unmeasured
+from matrix.store.listed import NOT_YET, unmeasured_side
 from matrix.versions import sort_by_version, sorted_versions
 
 __all__ = ["CellRow", "MatrixPage", "cell_rows", "cells_page", "matrix_page", "matrix_page_data", "matrix_pages"]
@@ -82,8 +82,7 @@ def _not_yet(view: SiteView, fam: Family) -> list[tuple[str, int]]:
     out = []
     for side, package, ecosystem in (("sdk", fam.sdk_package, fam.sdk_ecosystem),
                                      ("cli", fam.cli_package, fam.cli_ecosystem)):
-        kinds = {v: str(k) for v, k in listed.get(f"{side}{LISTED}", {}).items()}
-        for group in unmeasured(kinds, rows[f"{side}_version"], get(ecosystem).key):
+        for group in unmeasured_side(listed, side, rows[f"{side}_version"], get(ecosystem).key):
             if group.why == NOT_YET:
                 out.append((package, len(group.versions)))
     return out
