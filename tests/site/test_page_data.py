@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from matrix.answers.ship import can_i_ship
 from matrix.families.base import SiteView
 from matrix.families.copilot.matrix_pages import cell_rows, cells_page, matrix_page, matrix_page_data
 from matrix.families.registry import FAMILIES
@@ -109,6 +110,20 @@ def test_a_matrix_still_being_measured_says_how_many_listed_releases_have_no_cel
     whole = {"copilot-python": {"cli-listed": {"1.0.2": "release"}}}
     assert matrix_page_data(site_view(frame, whole), FAMILIES["copilot-python"]).not_yet == []
     assert "Not measured yet" not in render_matrix(site_view(frame, whole))
+
+
+def test_pairs_that_connect_without_a_session_verdict_yet_are_counted_on_the_matrix_and_in_can_i_ship() -> None:
+    session = dict(probe="session", route="provider", asked=["shell"])
+    rows = [make_row("1.0.0", "1.0.2", "compatible"), make_row("1.0.0", "1.0.2", "compatible", **session),
+            make_row("1.0.1", "1.0.2", "compatible"), make_row("1.0.1", "1.0.1", "refused")]
+    page = matrix_page_data(site_view(frame_of(rows), {}), FAMILIES["copilot-python"])
+    assert page.no_session == 1  # 1.0.1 x 1.0.2 connects and has no turn; a refused pair has none to have
+    assert "1 pair here connects and has no session verdict yet" in render_matrix(site_view(frame_of(rows), {}))
+    shipped = can_i_ship(frame_of(rows), "copilot-python", sdk="1.0.1", against="all")
+    reasons = {j.cli_version: j.reason for j in shipped.cells}
+    assert "session not measured yet" in reasons["1.0.2"] and "session" not in reasons["1.0.1"]
+    whole = frame_of([*rows, make_row("1.0.1", "1.0.2", "compatible", **session)])
+    assert "Sessions not measured yet" not in render_matrix(site_view(whole, {}))
 
 
 def render_matrix(view: SiteView) -> str:

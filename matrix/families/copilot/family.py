@@ -186,13 +186,16 @@ class CopilotFamily(Family):
 
     def aside(self, rec: Mapping[Any, Any]) -> str | None:
         """A failed start that also left the CLI running: the user hits both; a session that
-        did not work, and at which step."""
+        did not work, and at which step, or none measured yet for a pair that connects."""
         said = []
         leaked = rec.get("leaked")
         if isinstance(leaked, list) and leaked and "running after stop()" not in str(rec.get("error_message") or ""):
             said.append(f"left {', '.join(map(str, leaked))} running after stop()")
         session = rec.get(refined(SESSION, "outcome"))
-        if isinstance(session, str) and session not in SESSION_WORKS:
+        if not isinstance(session, str) and rec.get("outcome") in CONNECTED:
+            # A pair that connects is not yet a pair that works: say its turn is still unmeasured.
+            said.append("session not measured yet")
+        elif isinstance(session, str) and session not in SESSION_WORKS:
             error = rec.get(refined(SESSION, "error_message"))
             first = error.strip().splitlines()[0][:200] if isinstance(error, str) and error.strip() else ""
             said.append(f"session {session}{': ' + first if first else ''}")

@@ -9,12 +9,14 @@ import pandas as pd
 
 from matrix.ecosystems import get
 from matrix.families.base import Family, SiteView
+from matrix.families.copilot.payload import CONNECTED, SESSION
 from matrix.families.copilot.render import render
 from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.families.copilot.stops import LEAK_MARK, RACE_MARK, after_stop_text
 from matrix.markup import esc_raw, num
 from matrix.present.grid import Grid, grid_of
 from matrix.present.pairs import does_not_start
+from matrix.present.rows import refined
 from matrix.store.listed import NOT_YET, unmeasured_side
 from matrix.versions import sort_by_version, sorted_versions
 
@@ -72,6 +74,7 @@ class MatrixPage:
     dead: list[tuple[str, str]]  # (release of the other side, why it starts for no SDK here)
     # (package, how many of its releases the registry lists that no selection has measured yet)
     not_yet: list[tuple[str, int]] = field(default_factory=list)
+    no_session: int = 0  # pairs that connect whose conversation turn has no verdict yet
 
 
 def _not_yet(view: SiteView, fam: Family) -> list[tuple[str, int]]:
@@ -88,6 +91,15 @@ def _not_yet(view: SiteView, fam: Family) -> list[tuple[str, int]]:
     return out
 
 
+def _no_session(sub: pd.DataFrame) -> int:
+    """Pairs that connected and have no session row: the grid shows how they connect, not yet
+    whether a turn works (a history still being measured)."""
+    session = sub.get(refined(SESSION, "outcome"))
+    if session is None:
+        return 0
+    return int((sub["outcome"].isin(CONNECTED) & session.isna()).sum())
+
+
 def matrix_page_data(view: SiteView, fam: Family) -> MatrixPage:
     family = fam.name
     sub = view.rows.pairs(family)
@@ -96,7 +108,7 @@ def matrix_page_data(view: SiteView, fam: Family) -> MatrixPage:
     grid = grid_of(view.rows, view.releases, family, fam.cell_label, fam.cell_note, columns=fam.cell_columns)
     return MatrixPage(family=family, description=fam.description, sdks=sub["sdk_version"].nunique(), clis=len(clis),
                       leak_mark=LEAK_MARK, race_mark=RACE_MARK, grid=grid, cells=cell_rows(sub), dead=dead,
-                      not_yet=_not_yet(view, fam))
+                      not_yet=_not_yet(view, fam), no_session=_no_session(sub))
 
 
 def matrix_page(view: SiteView, fam: Family) -> str:
