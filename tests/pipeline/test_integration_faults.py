@@ -121,7 +121,8 @@ def test_a_full_disk_is_an_infra_error_never_a_verdict(tmp_path: Path) -> None:
 BAD_INPUTS = [
     (["run", "--family", "cosmo-python", "--sdk", "99.0.0"], "99.0.0"),  # never released
     (["run", "--family", "copilot-python", "--cli", "0.0.0-nope"], "0.0.0-nope"),
-    (["run", "--family", "copilot-rust"], "copilot-rust"),
+    # A family that exists, but not in the config named (every family is in matrix.toml).
+    (["run", "--config", "configs/copilot-java.toml", "--family", "copilot-rust"], "copilot-rust"),
     (["run", "--probe", "fuzz", "--family", "copilot-python"], "fuzz"),
     (["run", "--shard", "0/3"], "--shard"),
     (["run", "--shard", "two/three"], "--shard"),
