@@ -7,10 +7,15 @@ import pytest
 from matrix.commands.cli import main
 from matrix.errors import ConfigError
 from matrix.families.registry import FAMILIES
-from matrix.pipeline.config import load_plan
+from matrix.pipeline.config import Plan, load_plan
 from tests.conftest import ROOT
 
 PROBES = {name: list(f.probes) for name, f in FAMILIES.items()}
+
+
+def plan_of(path: Path) -> Plan:
+    """``path`` loaded against every registered family, as the command line loads a config."""
+    return load_plan(path, list(FAMILIES), PROBES, [n for n, f in FAMILIES.items() if f.standin])
 GOOD = """
 [run]
 jobs = 2
@@ -40,8 +45,7 @@ def test_a_family_measures_its_pair_probe_or_every_probe_when_a_config_names_non
 
 
 def test_repository_default_matrix_is_valid() -> None:
-    standin = [n for n, f in FAMILIES.items() if f.standin]
-    plan = load_plan(ROOT / "matrix.toml", list(FAMILIES), PROBES, standin)
+    plan = plan_of(ROOT / "matrix.toml")
     assert set(plan.families) == set(FAMILIES)  # the whole history: every family
     # Every release ("all"), and where a family says so the pre-releases newer than its newest one.
     assert all(f.sdk.select[0] == "all" and set(f.sdk.select) <= {"all", "preview"}
@@ -50,9 +54,8 @@ def test_repository_default_matrix_is_valid() -> None:
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("copilot-*.toml")), ids=lambda p: p.stem)
 def test_a_family_config_measures_that_family_as_the_whole_history_does(path: Path) -> None:
-    standin = [n for n, f in FAMILIES.items() if f.standin]
-    whole = load_plan(ROOT / "matrix.toml", list(FAMILIES), PROBES, standin).families[path.stem]
-    alone = load_plan(path, list(FAMILIES), PROBES, standin)
+    whole = plan_of(ROOT / "matrix.toml").families[path.stem]
+    alone = plan_of(path)
     assert set(alone.families) == {path.stem}
     mine = alone.families[path.stem]
     assert (mine.sdk.select, mine.cli.select, mine.probes) == (whole.sdk.select, whole.cli.select, whole.probes)
@@ -123,14 +126,12 @@ def test_unwritable_results_dir_is_a_user_error(tmp_path: Path, capsys: pytest.C
 def test_a_stand_in_family_takes_no_cli_selection(tmp_path: Path) -> None:
     path = tmp_path / "m.toml"
     path.write_text('[families.cosmo-python]\nprobes = ["tolerance"]\nsdk.select = ["all"]\ncli.select = ["1.0"]\n')
-    standin = [n for n, f in FAMILIES.items() if f.standin]
     with pytest.raises(ConfigError, match=r"families\.cosmo-python\.cli.*stand-in"):
-        load_plan(path, list(FAMILIES), PROBES, standin)
+        plan_of(path)
     path.write_text('[families.cosmo-python]\nprobes = ["strictness"]\nsdk.select = ["all"]\n')
-    assert load_plan(path, list(FAMILIES), PROBES, standin).families["cosmo-python"].probes == ["strictness"]
+    assert plan_of(path).families["cosmo-python"].probes == ["strictness"]
 
 
 def test_the_sample_config_is_valid() -> None:
-    standin = [n for n, f in FAMILIES.items() if f.standin]
-    plan = load_plan(ROOT / "configs" / "sample.toml", list(FAMILIES), PROBES, standin)
+    plan = plan_of(ROOT / "configs" / "sample.toml")
     assert plan.families["copilot-python"].sdk.select[-1] == "latest:1"
