@@ -18,14 +18,14 @@ from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.lock import holding
 from matrix.families.base import Family
-from matrix.families.registry import FAMILIES, open_sources, type_row
+from matrix.families.registry import FAMILIES, open_sources
 from matrix.model import Cell, Outcome, Row
 from matrix.pipeline.candidates import Candidate, with_candidates
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved, only_new, phases, resolve
 from matrix.pipeline.runner import IDLE_TO_PARK, Runner, pending
 from matrix.pipeline.shard import Shard
-from matrix.store.dataset import Dataset, Sources
+from matrix.store.dataset import Sources
 from matrix.store.listed import LISTED, listed_of
 from matrix.store.results import Releases, Store, load_releases, save_releases
 
@@ -94,8 +94,11 @@ def prepare_store(state: RunState) -> RunState:
     repaired = state.store.repair()
     if repaired:
         state.ui.warn(repaired)
-    if state.request.data is not None:
-        state.kept = Dataset(state.request.data, type_row).read()[0]
+    # One version of the history for the whole run, verified once (Sources keeps it): the
+    # plan, the releases known and the report all read the same rows.
+    dataset = state.sources.dataset()
+    if dataset is not None:
+        state.kept = dataset.read()[0]
     _, warnings = state.sources.rows()
     for w in warnings:
         state.ui.warn(w)
@@ -133,7 +136,8 @@ def resolve_releases(state: RunState) -> RunState:
 def _known_releases(state: RunState) -> Releases:
     """The releases not new to ``--new``: the dataset's, and those an earlier local run measured
     at least one cell of (one it only selected, then was stopped, is still new)."""
-    known = Dataset(state.sources.data, type_row).releases() if state.sources.data is not None else {}
+    dataset = state.sources.dataset()
+    known = dataset.releases() if dataset is not None else {}
     local, _ = state.store.read()
     seen = {(r.family, side, v) for r in local for side, v in (("sdk", r.sdk_version), ("cli", r.cli_version))}
     for family, sides in load_releases(state.store.directory).items():

@@ -13,7 +13,7 @@ from matrix.model import NO_CLI, Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved
 from matrix.pipeline.workflow import RunRequest, RunState, execute, measure, prepare_store, summarize
-from matrix.store.dataset import Sources
+from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Store
 from tests.pipeline.fake_family import ScriptedFamily, family
 
@@ -51,7 +51,8 @@ def run(fam: ScriptedFamily, results: Path, **request: object) -> tuple[int, Tol
 
     told = Told()
     plan = Plan.model_validate({"families": {fam.name: {}}, "run": {"jobs": 2}})
-    req = RunRequest(plan, results, None, with_families={fam.name: fam}, **request)  # type: ignore[arg-type]
+    data = request.pop("data", None)
+    req = RunRequest(plan, results, data, with_families={fam.name: fam}, **request)  # type: ignore[arg-type]
     return execute(req, told, (prepare_store, resolved, measure, summarize)), told
 
 
@@ -100,3 +101,24 @@ def test_stale_measures_again_exactly_the_cells_older_rules_measured(tmp_path: P
     assert len(fam.measured) == before  # stale, but measured: a run without --stale keeps it
     run(fam, tmp_path / "r", stale=True)
     assert [c.key() for c in fam.measured[before:]] == [("scripted", "1", "1.0.0", "pair", "")]
+
+
+def test_a_run_verifies_the_history_once_and_plans_from_that_one_version(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    fam = family()
+    run(fam, tmp_path / "r")
+    Dataset(tmp_path / "data").fold(tmp_path / "r")
+    verified: list[Path] = []
+    real = Dataset.verify
+
+    def counted(self: Dataset, locked: bool = False) -> object:
+        verified.append(self.root)
+        return real(self, locked)
+
+    monkeypatch.setattr(Dataset, "verify", counted)
+    before = len(fam.measured)
+    code, _ = run(fam, tmp_path / "again", data=tmp_path / "data")
+    # Each verification reads and checks every row: a run that read it three times took 14 s
+    # with nothing to measure on the whole history, 7 s reading it once.
+    assert code == 0 and verified == [tmp_path / "data"]
+    assert len(fam.measured) == before  # planned from the history: nothing left to measure
