@@ -30,7 +30,8 @@ class RichReporter:
         self.err = err
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=console, transient=False)
-        self.task: TaskID | None = None
+        self.tasks: dict[str, TaskID] = {}  # a bar per phase, growing as releases reach it
+        self.totals: dict[str, int] = {}
 
     def warn(self, text: str) -> None:
         self.err.print(f"[yellow]warning:[/] {text}", highlight=False)
@@ -39,9 +40,12 @@ class RichReporter:
         self.console.print(text, highlight=False)
 
     def phase(self, name: str, todo: int) -> None:
-        self.task = self.progress.add_task(name, total=todo)
+        self.totals[name] = self.totals.get(name, 0) + todo
+        if name not in self.tasks:
+            self.tasks[name] = self.progress.add_task(name, total=todo)
+        self.progress.update(self.tasks[name], total=self.totals[name])
 
-    def row(self, row: Row) -> None:
+    def row(self, row: Row, phase: str) -> None:
         colour = OUTCOME_INFO[Outcome(row.outcome)][0]
         first = (row.error_message or "").strip().splitlines()[:1]
         what = f" {row.mutation:<27}" if row.mutation else ""
@@ -51,8 +55,8 @@ class RichReporter:
             f"  sdk {row.sdk_version:>8} × cli {row.cli_version:>8}{what}  "
             f"[{colour}]{row.outcome:<14}[/] {row.seconds:6.1f}s  {(first[0] if first else '')[:90]}",
             soft_wrap=True, highlight=False)
-        if self.task is not None:
-            self.progress.advance(self.task)
+        if phase in self.tasks:
+            self.progress.advance(self.tasks[phase])
 
     def report(self, sources: Sources, families: list[str]) -> None:
         frame, _ = sources.frame()

@@ -112,6 +112,11 @@ class Uses:
         self._left: Counter[Hashable] = Counter(k for keys in needs for k in keys)
         self._lock = threading.Lock()
 
+    def needed(self, keys: Sequence[Hashable]) -> None:
+        """A cell added while the run goes on needs ``keys`` too."""
+        with self._lock:
+            self._left.update(keys)
+
     def finished(self, keys: Sequence[Hashable]) -> None:
         with self._lock:
             self._left.subtract(keys)

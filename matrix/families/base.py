@@ -197,7 +197,11 @@ class Family(ABC):
 
     @abstractmethod
     def plan(self, phase: str, planning: Planning) -> list[Cell]:
-        """The cells of ``phase`` (empty for a phase this family does not have)."""
+        """The cells of ``phase`` (empty for a phase this family does not have). A release's
+        cells are planned from its own rows alone (``planning.rows`` of other SDK releases are
+        not read): a run moves each SDK release to its next phase as soon as its own cells of
+        the phase before are in (``matrix.pipeline.progression``; tests/pipeline/test_progression.py
+        checks every installed family on the history)."""
 
     @abstractmethod
     def environments(self, cell: Cell, make: MakeEnv) -> tuple[Environment, Environment | None]:

@@ -39,9 +39,10 @@ class Resolved:
     def standin(self) -> bool:
         return self.families[self.family].standin is not None
 
-    def cells(self, phase: str, rows: list[Row]) -> list[Cell]:
-        """The family's cells of ``phase``, planned from ``rows`` (the history and this run's)."""
-        planning = Planning(self.sdk_versions, self.cli_versions, self.probes, rows)
+    def cells(self, phase: str, rows: list[Row], sdk: str | None = None) -> list[Cell]:
+        """The family's cells of ``phase``, planned from ``rows`` (the history and this run's);
+        ``sdk``: of that SDK release alone (``rows`` need hold only its own)."""
+        planning = Planning([sdk] if sdk is not None else self.sdk_versions, self.cli_versions, self.probes, rows)
         return self.families[self.family].plan(phase, planning)
 
 

@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +27,7 @@ from matrix.execute import proc
 from matrix.execute.environment import Environment, evict, make_env, with_retries
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.load import IdleShare, load_per_core
+from matrix.execute.pool import Pool
 from matrix.execute.schedule import Hold, Prefetcher, Slots, Uses, Window
 from matrix.execute.scratch import Scratch
 from matrix.families.base import Family
@@ -99,10 +100,14 @@ def _refusal_expired(row: Row, now: datetime) -> bool:
     return (now - (at if at.tzinfo else at.replace(tzinfo=UTC))).total_seconds() >= UNINSTALLABLE_TTL
 
 
-def order(cells: Iterable[Cell]) -> list[Cell]:
+def rank(cell: Cell) -> tuple[Any, ...]:
     """By CLI release first, across families: each CLI is installed once, used by every cell that
     needs it (families of one product share their CLIs), and can then be evicted."""
-    return sorted(cells, key=lambda c: (sort_key(c.cli_version), c.family, sort_key(c.sdk_version)))
+    return sort_key(cell.cli_version), cell.family, sort_key(cell.sdk_version)
+
+
+def order(cells: Iterable[Cell]) -> list[Cell]:
+    return sorted(cells, key=rank)
 
 
 class Runner:
@@ -349,9 +354,12 @@ class Runner:
         keep = {current} | {p for p in self._window.open() if isinstance(p, Path)}
         return keep, {p for p in self._uses.done() if isinstance(p, Path)}
 
-    def run(self, cells: list[Cell], jobs: int, repeat: int = 1, keep_warm: bool = False) -> list[Row]:
-        """Measure ``cells``; ``keep_warm``: leave the warm servers for a next phase (the
-        caller then calls ``close``)."""
+    def run(self, cells: list[Cell], jobs: int, repeat: int = 1, keep_warm: bool = False,
+            follow: Callable[[Row], list[Cell]] | None = None) -> list[Row]:
+        """Measure ``cells``, and the cells ``follow`` says each recorded row makes measurable
+        (the next phase of its SDK release), in the same run: they go ahead of the cells of
+        later CLI releases. ``keep_warm``: leave the warm servers for a next run (the caller
+        then calls ``close``)."""
         ordered = order(cells)
         envs = [self._environments(c) if c.cli_version != NO_CLI else None for c in ordered]
         needs = [[e.location for e in pair if e is not None] if pair else [] for pair in envs]
@@ -372,45 +380,71 @@ class Runner:
         prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.reached, lambda: self.reaper.cancelled)
         idle = IdleShare()
         slots = Slots(jobs, self.plan.run.park_after, may_park=lambda: idle() >= IDLE_TO_PARK)
+        rows: list[Row] = []
+        lock = threading.Lock()
 
-        def one(cell: Cell, keys: list[Path], cli: Path | None) -> Row | None:
-            if cli is not None:
-                window.started(cli)
+        def queued(cell: Cell) -> tuple[Any, _Queued]:
+            """A cell added by ``follow``: what it needs is counted before the cell that made it
+            gives up its own (a CLI they share is never evicted in between); an environment no
+            cell of the run needed before is prepared by the cell itself."""
+            pair = self._environments(cell) if cell.cli_version != NO_CLI else None
+            keys = [e.location for e in pair if e is not None] if pair else []
+            uses.needed(keys)
+            with lock:
+                fresh = [e for e in pair or () if e is not None and e.location not in seen]
+                seen.update(e.location for e in fresh)
+            cli = pair[1].location if pair and pair[1] is not None else None
+            return rank(cell), _Queued(cell, keys, cli, fresh)
+
+        def one(item: _Queued) -> list[tuple[Any, _Queued]]:
+            cell = item.cell
+            if item.cli is not None and item.cli in window.index:
+                window.started(item.cli)
             try:
-                with slots.hold() as hold:
-                    self._held.hold = hold
-                    return self.measure(cell, repeat)
-            except StorageError:
-                raise  # nowhere to keep what is measured: the run ends, cells in flight are not recorded
-            except Exception as err:  # our bug: this cell says so, the others are still measured
-                row = self._infra_row(cell, Outcome.HARNESS_ERROR, "harness", err)
-                trace = traceback.format_exc()[-4000:]
-                row = row.model_copy(update={"detail": {**row.detail, "traceback": trace}})
-                return self._record(row)
+                for env in item.prepare:
+                    with contextlib.suppress(Exception):  # a failure is the cell's to meet and record
+                        self._prepare(cell, env)
+                try:
+                    with slots.hold() as hold:
+                        self._held.hold = hold
+                        row = self.measure(cell, repeat)
+                except StorageError:
+                    raise  # nowhere to keep what is measured: the run ends, cells in flight are not recorded
+                except Exception as err:  # our bug: this cell says so, the others are still measured
+                    row = self._infra_row(cell, Outcome.HARNESS_ERROR, "harness", err)
+                    trace = traceback.format_exc()[-4000:]
+                    row = self._record(row.model_copy(update={"detail": {**row.detail, "traceback": trace}}))
+                finally:
+                    self._held.hold = None
+                if row is None:
+                    return []
+                with lock:
+                    rows.append(row)
+                return [queued(c) for c in follow(row)] if follow is not None and not self.reaper.cancelled else []
             finally:
-                self._held.hold = None
-                uses.finished(keys)
+                uses.finished(item.keys)
                 prefetch.poke()
 
-        rows: list[Row] = []
-        prefetch.start()
         # More threads than slots: a parked cell keeps its thread while the next one works.
+        pool = Pool(jobs * 3, one, on_error=self.reaper.kill_all)
+        for cell, keys, cli in zip(ordered, needs, cli_of, strict=True):
+            pool.add(rank(cell), _Queued(cell, keys, cli))
+        prefetch.start()
         closing = contextlib.nullcontext() if keep_warm else contextlib.closing(self)
-        with closing, ThreadPoolExecutor(max_workers=jobs * 3) as pool:
-            futures = [pool.submit(one, c, k, cli) for c, k, cli in zip(ordered, needs, cli_of, strict=True)]
+        with closing:
             try:
-                for fut in as_completed(futures):
-                    row = fut.result()
-                    if row is not None:
-                        rows.append(row)
-            except BaseException:
-                self.reaper.kill_all()
-                for f in futures:
-                    f.cancel()
-                raise
+                pool.run()
             finally:
                 prefetch.close()
                 self.parked += slots.parked
                 self.kept += slots.kept
                 self._uses = self._window = None
         return rows
+
+
+@dataclass(frozen=True)
+class _Queued:
+    cell: Cell
+    keys: list[Path]  # the environments it holds while measured (evicted last)
+    cli: Path | None
+    prepare: list[Environment] = field(default_factory=list)  # installed and prepared by the cell itself

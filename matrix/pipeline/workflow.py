@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from matrix.model import Cell, Outcome, Row
 from matrix.pipeline.candidates import Candidate, with_candidates
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved, only_new, phases, resolve
+from matrix.pipeline.progression import Progression
 from matrix.pipeline.runner import IDLE_TO_PARK, Runner, pending
 from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Sources
@@ -40,10 +42,12 @@ class Reporter(Protocol):
     def info(self, text: str) -> None: ...
 
     def phase(self, name: str, todo: int) -> None:
-        """A phase starts measuring ``todo`` cells."""
+        """A phase has ``todo`` more cells to measure (it is told again as releases reach it)."""
         ...
 
-    def row(self, row: Row) -> None: ...
+    def row(self, row: Row, phase: str) -> None:
+        """A cell of ``phase`` was measured."""
+        ...
 
     def report(self, sources: Sources, families: list[str]) -> None:
         """The matrix at the end of the run."""
@@ -148,52 +152,57 @@ def _known_releases(state: RunState) -> Releases:
 
 
 def measure(state: RunState) -> RunState:
-    """Each phase in turn (a later one is planned from the rows of those before: a check from
-    the pair cells it needs), only the cells no row has yet (``pending``)."""
+    """Every phase of every selected release, only the cells no row has yet (``pending``): each
+    SDK release moves to its next phase as soon as its own cells of the one before are in (a
+    later phase is planned from the rows of those before: ``Progression``)."""
     req = state.request
     known = state.known  # read before this run stored its lists: its own releases are new
     jobs = req.jobs or req.plan.run.jobs
-    runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), state.ui.row,
-                    artifacts={(c.side, c.label): c.artifact.path for c in req.candidates},
-                    families=req.with_families)
-    state.runner = runner
 
     def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
         cells = r.in_shard(cells, req.shard)
         return only_new(cells, known, r.standin, r.cli_versions) if req.new else cells
 
+    def todo(cells: list[Cell], local: list[Row], kept: list[Row]) -> list[Cell]:
+        return pending(cells, local, kept, req.force or req.repeat > 1, req.stale, req.with_families)
+
+    local, _ = state.store.read()
+    progress = Progression(state.resolved, phases(state.resolved), state.kept, local, chosen, todo)
+
+    def recorded(row: Row) -> None:
+        state.ui.row(row, progress.phase_of(row))
+
+    def follow(row: Row) -> list[Cell]:
+        cells = progress.measured(row)
+        _tell(state.ui, progress, cells)
+        return cells
+
+    runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), recorded,
+                    artifacts={(c.side, c.label): c.artifact.path for c in req.candidates},
+                    families=req.with_families)
+    state.runner = runner
+    first = progress.start()
+    for name in phases(state.resolved):
+        if progress.planned[name]:
+            state.ui.info(f"{name}: {progress.planned[name]} cells planned, "
+                          f"{progress.planned[name] - progress.queued[name]} already measured, "
+                          f"{progress.queued[name]} to measure now with {jobs} jobs")
+    _tell(state.ui, progress, first)
+    started = time.monotonic()
     with contextlib.closing(runner):
-        for name in phases(state.resolved):
-            tried: set[tuple[str, ...]] = set()
-            # A phase is planned again after it measured: a family may plan from what it just
-            # measured (a control that failed moves its checks to another release). Each round
-            # measures only cells no round of this phase has tried.
-            while True:
-                local, _ = state.store.read()
-                rows = _merged(state.kept, local)
-                planned = [c for r in state.resolved for c in chosen(r, r.cells(name, rows))]
-                todo = [c for c in pending(planned, local, state.kept, req.force or req.repeat > 1, req.stale,
-                                           req.with_families) if c.key() not in tried]
-                if not planned or (tried and not todo):
-                    break
-                tried |= {c.key() for c in todo}
-                state.ui.info(f"{name}: {len(planned)} cells planned, {len(planned) - len(todo)} already measured, "
-                              f"{len(todo)} to measure with {jobs} jobs")
-                if not todo:
-                    break
-                state.ui.phase(name, len(todo))
-                started = time.monotonic()
-                state.measured.extend(runner.run(todo, jobs, req.repeat, keep_warm=True))
-                state.ui.info(f"{name}: {len(todo)} cells in {time.monotonic() - started:.1f}s")
+        if first:
+            state.measured.extend(runner.run(first, jobs, req.repeat, keep_warm=True, follow=follow))
+    done = Counter(progress.phase_of(r) for r in state.measured)
+    if state.measured:
+        state.ui.info(f"{', '.join(f'{name} {done[name]}' for name in phases(state.resolved) if done[name])} "
+                      f"cells in {time.monotonic() - started:.1f}s, each SDK release's phases as soon as "
+                      "its cells allowed")
     return state
 
 
-def _merged(kept: list[Row], local: list[Row]) -> list[Row]:
-    rows = {r.slot(): r for r in kept}
-    for r in local:
-        if r.slot() not in rows or r.measured_at >= rows[r.slot()].measured_at:
-            rows[r.slot()] = r
-    return list(rows.values())
+def _tell(ui: Reporter, progress: Progression, cells: list[Cell]) -> None:
+    for name, n in Counter(progress.phase_of_cell(c) for c in cells).items():
+        ui.phase(name, n)
 
 
 def summarize(state: RunState) -> RunState:

@@ -6,12 +6,14 @@ typed by the payload it declares.
 
 Script: (sdk, cli, probe) -> the outcomes of its measurements, in turn (the last one repeats);
 a cell not scripted is compatible. ``BUG`` raises in ``measure`` (a bug of the family's),
-``UNFIT`` returns a payload the family does not declare. SDK versions starting ``gone`` cannot
-be installed, ``down`` meet a registry that does not answer."""
+``UNFIT`` returns a payload the family does not declare, ``SLOW`` is compatible after a wait.
+SDK versions starting ``gone`` cannot be installed, ``down`` meet a registry that does not
+answer."""
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -21,10 +23,11 @@ from matrix.families.base import Context, Family, MakeEnv, Planning
 from matrix.families.payload import Payload
 from matrix.model import NO_CLI, Cell, Outcome, Row
 
-__all__ = ["BUG", "UNFIT", "Folder", "ScriptedFamily", "family"]
+__all__ = ["BUG", "SLOW", "UNFIT", "Folder", "ScriptedFamily", "family"]
 
 BUG = "bug"
 UNFIT = "unfit"
+SLOW = "slow"
 
 
 class Folder(Environment):
@@ -83,6 +86,9 @@ class ScriptedFamily(Family):
         said = outcomes[min(attempt, len(outcomes)) - 1]
         if said == BUG:
             raise RuntimeError("a bug of the family's")
+        if said == SLOW:
+            time.sleep(0.5)
+            said = Outcome.COMPATIBLE
         payload = {"attempt": "not a number"} if said == UNFIT else ScriptedPayload(attempt=attempt).model_dump()
         return Row(family=cell.family, sdk_version=cell.sdk_version, cli_version=cell.cli_version, probe=cell.probe,
                    mutation=cell.mutation, outcome=Outcome.COMPATIBLE if said == UNFIT else Outcome(said),

@@ -15,7 +15,7 @@ from matrix.pipeline.planning import Resolved
 from matrix.pipeline.workflow import RunRequest, RunState, execute, measure, prepare_store, summarize
 from matrix.store.dataset import Dataset, Sources
 from matrix.store.results import Store
-from tests.pipeline.fake_family import ScriptedFamily, family
+from tests.pipeline.fake_family import SLOW, ScriptedFamily, family
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Told:
     def phase(self, name: str, todo: int) -> None:
         self.lines.append(f"phase {name}: {todo}")
 
-    def row(self, row: Row) -> None:
+    def row(self, row: Row, phase: str) -> None:
         self.rows.append(row)
 
     def report(self, sources: Sources, families: list[str]) -> None:
@@ -73,7 +73,9 @@ def test_a_run_measures_each_phase_planned_from_the_one_before_and_stores_what_i
     assert rows[("1", "1.1.0", "check")].outcome == "lost" and rows[("1", "1.1.0", "check")].per_sdk
     nothing = rows[("2", NO_CLI, "check")]
     assert nothing.outcome == "not-applicable" and nothing.error_message == "no release of the other side works with it"
-    assert [line for line in told.lines if line.startswith("phase")] == ["phase pair: 4", "phase check: 2"]
+    # Each release's check is queued when its own pair cells are in.
+    assert [line for line in told.lines if line.startswith("phase")] == ["phase pair: 4", "phase check: 1",
+                                                                         "phase check: 1"]
     assert {r.payload.get("attempt") for r in rows.values() if r.cli_version != NO_CLI} == {1}
 
 
@@ -122,3 +124,13 @@ def test_a_run_verifies_the_history_once_and_plans_from_that_one_version(tmp_pat
     # with nothing to measure on the whole history, 7 s reading it once.
     assert code == 0 and verified == [tmp_path / "data"]
     assert len(fam.measured) == before  # planned from the history: nothing left to measure
+
+
+def test_a_release_reaches_its_next_phase_while_another_is_still_in_the_one_before(tmp_path: Path) -> None:
+    # Release 2's last pair cell waits; release 1's check needs only release 1's pairs.
+    fam = family({("2", "1.1.0", "pair"): [SLOW]})
+    code, told = run(fam, tmp_path / "r")
+    order = [(r.sdk_version, r.cli_version, r.probe) for r in told.rows]
+    assert code == 0 and len(order) == 6
+    assert order.index(("1", "1.1.0", "check")) < order.index(("2", "1.1.0", "pair")) < order.index(
+        ("2", "1.1.0", "check"))
