@@ -1,0 +1,46 @@
+"""What the Python agents see after stop(): each process the SDK started, the seconds until it
+was gone, and what outlived the wait (a leak), with /proc read whole only every few polls
+(``watch_gone``). Driven in a fresh interpreter whose "SDK" starts real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from matrix.families.copilot.python.measure import AGENTS
+
+DRIVER = textwrap.dedent("""
+    import asyncio, importlib.util, json, subprocess, sys, time
+    spec = importlib.util.spec_from_file_location("agent", sys.argv[1])
+    agent = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agent)
+
+    def start(*argv):
+        subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+
+    async def main():
+        start("sleep", "0.3")  # the CLI, gone soon after stop()
+        start("sleep", "30")  # a CLI left running: a leak
+        # Started after the watch began, between two whole scans: found all the same.
+        asyncio.get_running_loop().call_later(0.12, start, "sleep", "31")
+        return await agent.watch_gone(1.5)
+
+    print(json.dumps(asyncio.run(main())))
+""")
+
+
+def test_what_the_sdk_started_is_timed_until_gone_and_what_outlived_the_wait_is_a_leak() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(AGENTS / "copilot_python_handshake.py")],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+    gone = json.loads(out)
+    after = {p["command"]: p["gone_after"] for p in gone["processes"]}
+    assert 0.25 <= after["sleep 0.3"] <= 0.9
+    assert sorted(gone["leaked"]) == ["sleep 30", "sleep 31"] and gone["exit_after_stop_seconds"] is None
