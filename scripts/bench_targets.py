@@ -16,7 +16,7 @@
    most 1.3.
 
     .venv/bin/python scripts/bench_targets.py [--family copilot-python ...] [--sdk V ...]
-        [--probe P ...] [--repeat 3] [--history-sdk V ...] [--no-session] [--no-warm] [--floor]
+        [--probe P ...] [--repeat 3] [--history-sdk V ...] [--no-session] [--no-warm] [--floor] [--work DIR]
 
 ``--sdk`` and ``--probe`` narrow the first figure (a smoke run: one SDK, one probe); the
 figure is then printed as a sample, never compared with the target. Needs the environments
@@ -198,11 +198,16 @@ def main() -> None:
                         help="run the new release under perf and compare it with the CLI-only floor too")
     parser.add_argument("--no-warm", action="store_true",
                         help="no warm-up pass (the environments are known to be installed)")
+    parser.add_argument("--work", type=Path, help="keep the held-back datasets and each run's results here "
+                                                  "(an empty directory; default: a temporary one, removed)")
     args = parser.parse_args()
     families = args.family or list(FAMILIES)
     figures: list[Figure] = []
+    if args.work is not None and args.work.exists() and any(args.work.iterdir()):
+        raise SystemExit(f"--work {args.work}: not empty; give an empty or new directory")
     with tempfile.TemporaryDirectory(prefix="bench-targets-") as tmp:
-        work = Path(tmp)
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         for family in families:
             figures += new_cli_release(family, args.sdk, args.probe, work, not args.no_warm, args.floor)
             if not args.no_session:

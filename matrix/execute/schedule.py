@@ -10,37 +10,99 @@ would starve both: it keeps its slot and asks again shortly. Without that check 
 fed itself (every starved cell parked, every parked cell let one more in: 12 CLIs and a load
 of 20 on 2 cores, seen 2026-12-02). Cells keep their timeouts and verdicts; only the overlap
 changes.
+
+Waiting shorter than ``park_after`` is the common kind (an SDK that refused a CLI waits out
+its own thread joins, then ``timeouts.leak`` for the CLI to go): the run takes one more cell
+in flight each second the CPU sat idle with every slot taken, up to ``run.jobs_when_idle``,
+and gives them back as the CPU fills (``Slots.widen``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = ["Hold", "Prefetcher", "Slots", "Uses", "Window"]
 
 
 # How soon a cell that could not park (the machine busy) asks again.
 RETRY_PARK = 2.0
+# Idle shares of the CPU over a second above which a run takes one more cell in flight, and
+# below which it gives one back (Slots.widen).
+WIDEN_IDLE = 0.30
+NARROW_IDLE = 0.10
 
 
 class Slots:
+    """The CPU slots of a run: ``jobs`` cells work at once, and up to ``most`` while the machine
+    sits idle (``widen``): cells that wait on a timeout leave the cores to others."""
+
     def __init__(self, jobs: int, park_after: float, may_park: Callable[[], bool] = lambda: True,
-                 retry_park: float = RETRY_PARK) -> None:
-        self._free = threading.Semaphore(jobs)
+                 retry_park: float = RETRY_PARK, most: int | None = None) -> None:
+        self._least = jobs
+        self._most = max(most or jobs, jobs)
+        self._limit = jobs
+        self._busy = 0  # slots held
+        self._waiting: list[tuple[int, Any, int]] = []  # the tickets of the cells waiting for one
+        self._order = itertools.count()
+        self._turn = threading.Condition()
         self._park_after = park_after
         self._may_park = may_park
         self._retry_park = retry_park
         self.parked = 0  # cells that gave their slot back while still running (for the summary)
         self.kept = 0  # times a long cell kept its slot because the machine was busy
+        self.widest = jobs  # the most slots there were at once (for the summary)
         self._lock = threading.Lock()
 
+    def acquire(self, resuming: bool = False, rank: Any = ()) -> None:
+        """A slot, in turn: first a cell that parked and has more work (``resuming``: a started
+        cell finished sooner shortens the run's tail, and its later phases wait for it), then
+        the cell of the lowest ``rank`` (the run's order: cells added while it goes, a later
+        phase of a release, go before later CLI releases), then first come."""
+        with self._turn:
+            ticket = (0 if resuming else 1, () if resuming else rank, next(self._order))
+            self._waiting.append(ticket)
+            try:
+                while self._busy >= self._limit or min(self._waiting) != ticket:
+                    self._turn.wait()
+            finally:
+                self._waiting.remove(ticket)
+            self._busy += 1
+            self._turn.notify_all()  # the next in turn may fit too
+
+    def try_acquire(self) -> bool:
+        with self._turn:
+            if self._busy >= self._limit:
+                return False
+            self._busy += 1
+            return True
+
+    def release(self) -> None:
+        with self._turn:
+            self._busy -= 1
+            self._turn.notify_all()  # whichever waiter's turn it is: a resuming cell first
+
+    def widen(self, idle: float) -> None:
+        """Given the share of the CPU idle over the last second: one slot more while at least
+        ``WIDEN_IDLE`` of it was idle with every slot taken (the cells in flight are waiting),
+        one fewer, down to ``jobs``, while less than ``NARROW_IDLE`` was (they compute). A
+        step a second: a burst of starts shows in the next reading before the next step."""
+        with self._turn:
+            if idle >= WIDEN_IDLE and self._busy >= self._limit and self._limit < self._most:
+                self._limit += 1
+                self.widest = max(self.widest, self._limit)
+                self._turn.notify_all()
+            elif idle < NARROW_IDLE and self._limit > self._least:
+                self._limit -= 1
+
     @contextmanager
-    def hold(self) -> Iterator[Hold]:
-        hold = Hold(self)
+    def hold(self, rank: Any = ()) -> Iterator[Hold]:
+        hold = Hold(self, rank)
         hold.renew()
         try:
             yield hold
@@ -53,9 +115,11 @@ class Hold:
     measured several times) renews it before each unit: a parked cell waits for a free slot
     again, so its next unit never runs beside ``jobs`` others."""
 
-    def __init__(self, slots: Slots) -> None:
+    def __init__(self, slots: Slots, rank: Any = ()) -> None:
         self._slots = slots
+        self._rank = rank
         self._held = False
+        self._started = False  # it held a slot before: a renewal resumes a cell
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
 
@@ -67,7 +131,7 @@ class Hold:
             if parked:
                 with self._slots._lock:
                     self._slots.parked += 1
-        self._slots._free.release()
+        self._slots.release()
 
     def _arm(self, after: float | None = None) -> None:
         if self._timer is not None:
@@ -92,9 +156,9 @@ class Hold:
             if self._held:
                 self._arm()
                 return
-        self._slots._free.acquire()
+        self._slots.acquire(resuming=self._started, rank=self._rank)
         with self._lock:
-            self._held = True
+            self._held = self._started = True
             self._arm()
 
     def release(self) -> None:

@@ -51,6 +51,9 @@ class Timeouts(_Strict):
 
 class RunSettings(_Strict):
     jobs: int = Field(default=4, ge=1, le=64)
+    # Up to this many cells at once while the CPU sits idle with every slot taken (cells
+    # waiting on a timeout); none: ``jobs`` always (matrix/execute/schedule.py).
+    jobs_when_idle: int | None = Field(default=None, ge=1, le=128)
     results: str = "results"
     cache_budget_gb: float = Field(default=12.0, gt=0)
     discovery_ttl_hours: float = Field(default=6.0, ge=0)

@@ -19,9 +19,11 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from matrix.model import Cell, Row
 from matrix.pipeline.planning import Resolved
+from matrix.versions import sort_key
 
 __all__ = ["Progression"]
 
@@ -69,6 +71,13 @@ class Progression:
         for r in local:
             self._rows.setdefault((r.family, r.sdk_version), _Rows()).local.append(r)
         self._releases = {(r.family, sdk): _Release(r, sdk) for r in resolved for sdk in r.sdk_versions}
+        # What a cell took against the newest other release it was measured with: to start the
+        # long ones first (a guess for the order only; no verdict reads it).
+        self._took: dict[tuple[str, str, str, str], tuple[Any, float]] = {}
+        for r in kept:
+            key, newest = (r.family, r.sdk_version, r.probe, r.mutation), sort_key(r.cli_version)
+            if key not in self._took or self._took[key][0] < newest:
+                self._took[key] = (newest, r.seconds)
         self._phase_of: dict[Key, str] = {}
         self.planned: Counter[str] = Counter()  # per phase: cells planned in the first round
         self.queued: Counter[str] = Counter()  # per phase: cells given to the run
@@ -77,6 +86,16 @@ class Progression:
     def start(self) -> list[Cell]:
         with self._lock:
             return [c for release in self._releases.values() for c in self._advance(release)]
+
+    def expected(self, cell: Cell) -> float:
+        """Seconds the cell took against the newest other release it was measured with (0: never)."""
+        return self._took.get((cell.family, cell.sdk_version, cell.probe, cell.mutation), (None, 0.0))[1]
+
+    def precedence(self, cell: Cell) -> tuple[float, ...]:
+        """Which cells go first (lower first): a release's later phase, so a release that
+        started is finished (its cells of the phase before are all in); then the longest."""
+        phase = self._phases.index(self.phase_of_cell(cell)) if self.phase_of_cell(cell) in self._phases else 0
+        return -phase, -self.expected(cell)
 
     def phase_of(self, row: Row) -> str:
         return self._phase_of.get(row.key(), row.probe)

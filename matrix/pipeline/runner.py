@@ -100,14 +100,20 @@ def _refusal_expired(row: Row, now: datetime) -> bool:
     return (now - (at if at.tzinfo else at.replace(tzinfo=UTC))).total_seconds() >= UNINSTALLABLE_TTL
 
 
-def rank(cell: Cell) -> tuple[Any, ...]:
+# Which of a CLI release's cells go first (lower first); by default, none before another.
+Precedence = Callable[[Cell], tuple[float, ...]]
+
+
+def rank(cell: Cell, precedence: Precedence = lambda c: ()) -> tuple[Any, ...]:
     """By CLI release first, across families: each CLI is installed once, used by every cell that
-    needs it (families of one product share their CLIs), and can then be evicted."""
-    return sort_key(cell.cli_version), cell.family, sort_key(cell.sdk_version)
+    needs it (families of one product share their CLIs), and can then be evicted. Within one,
+    by ``precedence`` (the run's: a release's later phase first, then the cells expected to take
+    longest: a long cell started last is the run's tail), then by SDK release."""
+    return sort_key(cell.cli_version), cell.family, precedence(cell), sort_key(cell.sdk_version)
 
 
-def order(cells: Iterable[Cell]) -> list[Cell]:
-    return sorted(cells, key=rank)
+def order(cells: Iterable[Cell], precedence: Precedence = lambda c: ()) -> list[Cell]:
+    return sorted(cells, key=lambda c: rank(c, precedence))
 
 
 class Runner:
@@ -151,6 +157,7 @@ class Runner:
         self._window: Window | None = None
         self.parked = 0
         self.kept = 0  # times a long cell kept its slot: no CPU to spare (see Slots)
+        self.widest = 0  # the most cells measured at once (see Slots.widen)
         self._held = threading.local()  # the slot of the cell this thread measures (run())
 
     # -- the Context a family measures with -----------------------------------------------
@@ -355,12 +362,15 @@ class Runner:
         return keep, {p for p in self._uses.done() if isinstance(p, Path)}
 
     def run(self, cells: list[Cell], jobs: int, repeat: int = 1, keep_warm: bool = False,
-            follow: Callable[[Row], list[Cell]] | None = None) -> list[Row]:
+            follow: Callable[[Row], list[Cell]] | None = None, most: int | None = None,
+            precedence: Precedence = lambda c: ()) -> list[Row]:
         """Measure ``cells``, and the cells ``follow`` says each recorded row makes measurable
         (the next phase of its SDK release), in the same run: they go ahead of the cells of
-        later CLI releases. ``keep_warm``: leave the warm servers for a next run (the caller
-        then calls ``close``)."""
-        ordered = order(cells)
+        later CLI releases. ``jobs`` cells at once, up to ``most`` while the CPU sits idle
+        (``Slots.widen``); ``precedence``: which cells of a CLI release go first (``rank``).
+        ``keep_warm``: leave the warm servers for a next run (the caller then calls
+        ``close``)."""
+        ordered = order(cells, precedence)
         envs = [self._environments(c) if c.cli_version != NO_CLI else None for c in ordered]
         needs = [[e.location for e in pair if e is not None] if pair else [] for pair in envs]
         cli_of = [pair[1].location if pair and pair[1] is not None else None for pair in envs]
@@ -379,7 +389,12 @@ class Runner:
                     steps.append((cli_at, functools.partial(self._prepare, cell, env)))
         prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.reached, lambda: self.reaper.cancelled)
         idle = IdleShare()
-        slots = Slots(jobs, self.plan.run.park_after, may_park=lambda: idle() >= IDLE_TO_PARK)
+        slots = Slots(jobs, self.plan.run.park_after, may_park=lambda: idle() >= IDLE_TO_PARK, most=most)
+        finished = threading.Event()
+
+        def widen() -> None:
+            while not finished.wait(1.0):
+                slots.widen(idle())
         rows: list[Row] = []
         lock = threading.Lock()
 
@@ -394,7 +409,8 @@ class Runner:
                 fresh = [e for e in pair or () if e is not None and e.location not in seen]
                 seen.update(e.location for e in fresh)
             cli = pair[1].location if pair and pair[1] is not None else None
-            return rank(cell), _Queued(cell, keys, cli, fresh)
+            at = rank(cell, precedence)
+            return at, _Queued(cell, keys, cli, at, fresh)
 
         def one(item: _Queued) -> list[tuple[Any, _Queued]]:
             cell = item.cell
@@ -405,7 +421,7 @@ class Runner:
                     with contextlib.suppress(Exception):  # a failure is the cell's to meet and record
                         self._prepare(cell, env)
                 try:
-                    with slots.hold() as hold:
+                    with slots.hold(item.rank) as hold:
                         self._held.hold = hold
                         row = self.measure(cell, repeat)
                 except StorageError:
@@ -428,16 +444,22 @@ class Runner:
         # More threads than slots: a parked cell keeps its thread while the next one works.
         pool = Pool(jobs * 3, one, on_error=self.reaper.kill_all)
         for cell, keys, cli in zip(ordered, needs, cli_of, strict=True):
-            pool.add(rank(cell), _Queued(cell, keys, cli))
+            at = rank(cell, precedence)
+            pool.add(at, _Queued(cell, keys, cli, at))
         prefetch.start()
+        widener = threading.Thread(target=widen, name="widen", daemon=True)
+        if most is not None and most > jobs:
+            widener.start()
         closing = contextlib.nullcontext() if keep_warm else contextlib.closing(self)
         with closing:
             try:
                 pool.run()
             finally:
+                finished.set()
                 prefetch.close()
                 self.parked += slots.parked
                 self.kept += slots.kept
+                self.widest = max(self.widest, slots.widest)
                 self._uses = self._window = None
         return rows
 
@@ -447,4 +469,5 @@ class _Queued:
     cell: Cell
     keys: list[Path]  # the environments it holds while measured (evicted last)
     cli: Path | None
+    rank: tuple[Any, ...]  # its place in the run's order, also in the wait for a CPU slot
     prepare: list[Environment] = field(default_factory=list)  # installed and prepared by the cell itself

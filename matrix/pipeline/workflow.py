@@ -158,6 +158,8 @@ def measure(state: RunState) -> RunState:
     req = state.request
     known = state.known  # read before this run stored its lists: its own releases are new
     jobs = req.jobs or req.plan.run.jobs
+    # --jobs fixes the number; the config's jobs may grow while cells wait (Slots.widen).
+    most = req.plan.run.jobs_when_idle if req.jobs is None else None
 
     def chosen(r: Resolved, cells: list[Cell]) -> list[Cell]:
         cells = r.in_shard(cells, req.shard)
@@ -191,7 +193,8 @@ def measure(state: RunState) -> RunState:
     started = time.monotonic()
     with contextlib.closing(runner):
         if first:
-            state.measured.extend(runner.run(first, jobs, req.repeat, keep_warm=True, follow=follow))
+            state.measured.extend(runner.run(first, jobs, req.repeat, keep_warm=True, follow=follow, most=most,
+                                             precedence=progress.precedence))
     done = Counter(progress.phase_of(r) for r in state.measured)
     if state.measured:
         state.ui.info(f"{', '.join(f'{name} {done[name]}' for name in phases(state.resolved) if done[name])} "
@@ -226,6 +229,8 @@ def summarize(state: RunState) -> RunState:
         if runner.parked:
             state.ui.info(f"parked: {runner.parked} cells still waiting after {req.plan.run.park_after:.0f}s "
                           "gave their CPU slot to the next cell")
+        if runner.widest > (req.jobs or req.plan.run.jobs):
+            state.ui.info(f"widened: up to {runner.widest} cells at once while the CPU sat idle (jobs_when_idle)")
         if runner.kept:
             state.ui.info(f"kept: {runner.kept} times a long cell kept its slot, the CPU busy (less than "
                           f"{IDLE_TO_PARK:.0%} idle): it was computing, not waiting")

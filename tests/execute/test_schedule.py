@@ -35,7 +35,7 @@ def test_a_cell_that_waits_past_park_after_gives_its_slot_to_the_next() -> None:
     release.set()
     waiting.join(2)
     # The parked cell does not hand back a second slot when it ends.
-    assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)
+    assert slots.try_acquire() and not slots.try_acquire()
 
 
 def test_a_long_cell_keeps_its_slot_while_the_machine_has_no_cpu_to_spare() -> None:
@@ -44,13 +44,13 @@ def test_a_long_cell_keeps_its_slot_while_the_machine_has_no_cpu_to_spare() -> N
     with slots.hold():
         time.sleep(0.3)
         assert slots.parked == 0 and slots.kept >= 1
-        assert not slots._free.acquire(blocking=False)  # still held: it is computing, not waiting
+        assert not slots.try_acquire()  # still held: it is computing, not waiting
         busy[0] = False
         deadline = time.monotonic() + 5
         while slots.parked == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert slots.parked == 1  # asked again once a core was idle, and parked
-    assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)
+    assert slots.try_acquire() and not slots.try_acquire()
 
 
 def test_the_idle_share_is_a_fraction_read_at_most_once_per_interval() -> None:
@@ -67,8 +67,8 @@ def test_a_quick_cell_is_not_counted_as_parked() -> None:
     with slots.hold():
         pass
     assert slots.parked == 0
-    assert slots._free.acquire(blocking=False) and slots._free.acquire(blocking=False)
-    assert not slots._free.acquire(blocking=False)
+    assert slots.try_acquire() and slots.try_acquire()
+    assert not slots.try_acquire()
 
 
 def test_uses_counts_down_to_done() -> None:
@@ -149,12 +149,87 @@ def test_a_parked_cell_that_renews_waits_for_a_free_slot_again() -> None:
     with slots.hold() as hold:
         time.sleep(0.3)  # parked: the slot is free for another cell
         assert slots.parked == 1
-        other = threading.Thread(target=lambda: (slots._free.acquire(), order.append("other"), time.sleep(0.3),
-                                                 slots._free.release()))
+        other = threading.Thread(target=lambda: (slots.acquire(), order.append("other"), time.sleep(0.3),
+                                                 slots.release()))
         other.start()
         time.sleep(0.1)
         hold.renew()  # the next unit of this cell waits until the other cell is done
         order.append("renewed")
         other.join()
     assert order == ["other", "renewed"]
-    assert slots._free.acquire(blocking=False) and not slots._free.acquire(blocking=False)
+    assert slots.try_acquire() and not slots.try_acquire()
+
+
+def test_an_idle_cpu_with_every_slot_taken_lets_one_more_cell_in_a_second_and_a_busy_one_takes_it_back() -> None:
+    slots = Slots(jobs=1, park_after=60, most=2)
+    slots.acquire()
+    second = threading.Thread(target=slots.acquire, daemon=True)
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # one slot, taken
+    slots.widen(0.05)
+    second.join(0.2)
+    assert second.is_alive()  # the CPU busy: the cell in flight computes
+    slots.widen(0.5)
+    second.join(1)
+    assert not second.is_alive() and slots.widest == 2
+    slots.widen(0.9)
+    assert slots.widest == 2  # never beyond `most`
+    slots.widen(0.05)  # busy again: back to one slot, so the next cell waits for both to finish
+    slots.release()
+    third = threading.Thread(target=slots.acquire, daemon=True)
+    third.start()
+    third.join(0.2)
+    assert third.is_alive()
+    slots.release()
+    third.join(1)
+    assert not third.is_alive()
+
+
+def test_an_idle_cpu_with_a_slot_free_widens_nothing() -> None:
+    slots = Slots(jobs=2, park_after=60, most=4)
+    slots.acquire()
+    slots.widen(0.9)  # idle for want of cells, not because the cells in flight wait
+    assert slots.widest == 2
+
+
+def test_a_parked_cell_with_more_work_gets_the_next_slot_before_a_cell_not_started() -> None:
+    slots = Slots(jobs=1, park_after=60)
+    slots.acquire()
+    order: list[str] = []
+
+    def take(name: str, resuming: bool) -> None:
+        slots.acquire(resuming=resuming)
+        order.append(name)
+        slots.release()
+
+    new = threading.Thread(target=take, args=("not started", False))
+    new.start()
+    time.sleep(0.1)  # it waits first
+    parked = threading.Thread(target=take, args=("resuming", True))
+    parked.start()
+    time.sleep(0.1)
+    slots.release()
+    new.join(2)
+    parked.join(2)
+    assert order == ["resuming", "not started"]
+
+
+def test_cells_waiting_for_a_slot_get_it_in_the_runs_order_not_in_the_order_they_came() -> None:
+    slots = Slots(jobs=1, park_after=60)
+    slots.acquire()
+    order: list[int] = []
+
+    def take(rank: int) -> None:
+        slots.acquire(rank=(rank,))
+        order.append(rank)
+        slots.release()
+
+    waiting = [threading.Thread(target=take, args=(rank,)) for rank in (3, 1, 2)]
+    for t in waiting:
+        t.start()
+        time.sleep(0.05)
+    slots.release()
+    for t in waiting:
+        t.join(2)
+    assert order == [1, 2, 3]

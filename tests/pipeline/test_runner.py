@@ -9,6 +9,7 @@ from matrix.execute import proc
 from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.model import Row
 from matrix.pipeline.config import Plan
+from matrix.pipeline.progression import Progression
 from matrix.pipeline.runner import Cell, Runner, order, pending
 from matrix.store.results import Store
 from tests.conftest import make_row
@@ -81,6 +82,20 @@ def test_order_groups_by_cli_then_sdk_numerically() -> None:
     cells = [Cell("f", "0.1.10", "1.0.2", "h"), Cell("f", "0.1.9", "1.0.10", "h"), Cell("f", "0.1.9", "1.0.2", "h")]
     assert [(c.cli_version, c.sdk_version) for c in order(cells)] == [
         ("1.0.2", "0.1.9"), ("1.0.2", "0.1.10"), ("1.0.10", "0.1.9")]
+
+
+def test_within_a_cli_release_the_cells_the_history_says_take_longest_start_first() -> None:
+    kept = [make_row("0.1.9", "1.0.1", seconds=40.0), make_row("0.1.9", "1.0.2", seconds=2.0),
+            make_row("0.1.10", "1.0.2", seconds=9.0)]
+    progress = Progression([], ["handshake", "session"], kept, [], lambda r, cells: cells,
+                           lambda cells, local, kept: cells)
+    cells = [Cell("copilot-python", s, c, "handshake") for s in ("0.1.8", "0.1.9", "0.1.10")
+             for c in ("1.0.3", "1.0.4")] + [Cell("copilot-python", "0.1.8", "1.0.3", "session")]
+    # A release's later phase first (it finishes what started), then by what each took against
+    # the newest CLI it was measured with (never measured: 0), per CLI column.
+    assert [(c.cli_version, c.sdk_version, c.probe[0]) for c in order(cells, progress.precedence)] == [
+        ("1.0.3", "0.1.8", "s"), ("1.0.3", "0.1.10", "h"), ("1.0.3", "0.1.9", "h"), ("1.0.3", "0.1.8", "h"),
+        ("1.0.4", "0.1.10", "h"), ("1.0.4", "0.1.9", "h"), ("1.0.4", "0.1.8", "h")]
 
 
 def runner_of(fam: ScriptedFamily, results: Path, retries: int = 2) -> Runner:
