@@ -238,6 +238,11 @@ class Row(BaseModel):
         measurement replaces one made against another choice)."""
         return (self.family, self.sdk_version, "", self.probe, self.mutation) if self.per_sdk else self.key()
 
+    def replaces(self, old: Row | None) -> bool:
+        """Whether this row stands in its slot instead of ``old`` (the row there so far): a local
+        measurement as new as the history's, or newer, is the one read."""
+        return old is None or self.measured_at >= old.measured_at
+
     def updated(self, **changes: Any) -> Row:
         """This row with some fields of its core or payload changed (validated again, unlike
         ``model_copy``)."""

@@ -50,7 +50,7 @@ class _Rows:
         """A newer local row of a cell wins over the history's."""
         rows = {r.slot(): r for r in self.kept}
         for r in self.local:
-            if r.slot() not in rows or r.measured_at >= rows[r.slot()].measured_at:
+            if r.replaces(rows.get(r.slot())):
                 rows[r.slot()] = r
         return list(rows.values())
 
@@ -94,8 +94,8 @@ class Progression:
     def precedence(self, cell: Cell) -> tuple[float, ...]:
         """Which cells go first (lower first): a release's later phase, so a release that
         started is finished (its cells of the phase before are all in); then the longest."""
-        phase = self._phases.index(self.phase_of_cell(cell)) if self.phase_of_cell(cell) in self._phases else 0
-        return -phase, -self.expected(cell)
+        name = self.phase_of_cell(cell)
+        return -(self._phases.index(name) if name in self._phases else 0), -self.expected(cell)
 
     def phase_of(self, row: Row) -> str:
         return self._phase_of.get(row.key(), row.probe)

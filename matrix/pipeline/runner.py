@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -259,6 +259,11 @@ class Runner:
     def _environments(self, cell: Cell) -> tuple[Environment, Environment | None]:
         return self.families[cell.family].environments(cell, self.make)
 
+    def _queued(self, cell: Cell, precedence: Precedence) -> _Queued:
+        """``cell`` with the environments it needs, in its place in the run's order."""
+        envs = [e for e in self._environments(cell) if e is not None] if cell.cli_version != NO_CLI else []
+        return _Queued(cell, envs, rank(cell, precedence))
+
     def _measure_once(self, cell: Cell) -> Row | None:
         if self.reaper.cancelled:
             return None
@@ -370,23 +375,18 @@ class Runner:
         (``Slots.widen``); ``precedence``: which cells of a CLI release go first (``rank``).
         ``keep_warm``: leave the warm servers for a next run (the caller then calls
         ``close``)."""
-        ordered = order(cells, precedence)
-        envs = [self._environments(c) if c.cli_version != NO_CLI else None for c in ordered]
-        needs = [[e.location for e in pair if e is not None] if pair else [] for pair in envs]
-        cli_of = [pair[1].location if pair and pair[1] is not None else None for pair in envs]
-        clis = list(dict.fromkeys(c for c in cli_of if c is not None))
-        self._uses = uses = Uses(needs)
+        ordered = [self._queued(c, precedence) for c in order(cells, precedence)]
+        clis = list(dict.fromkeys(q.cli for q in ordered if q.cli is not None))
+        self._uses = uses = Uses([q.keys for q in ordered])
         self._window = window = Window(clis, uses, self.plan.run.install_ahead)
         steps: list[tuple[int, Callable[[], None]]] = []
         seen: set[Path] = set()
-        for cell, pair, cli in zip(ordered, envs, cli_of, strict=True):
-            if pair is None:
-                continue
-            cli_at = window.index.get(cli, 0) if cli is not None else 0
-            for env in pair:
-                if env is not None and env.location not in seen:
+        for q in ordered:
+            cli_at = window.index.get(q.cli, 0) if q.cli is not None else 0
+            for env in q.envs:
+                if env.location not in seen:
                     seen.add(env.location)
-                    steps.append((cli_at, functools.partial(self._prepare, cell, env)))
+                    steps.append((cli_at, functools.partial(self._prepare, q.cell, env)))
         prefetch = Prefetcher(steps, self.plan.run.install_ahead, window.reached, lambda: self.reaper.cancelled)
         idle = IdleShare()
         slots = Slots(jobs, self.plan.run.park_after, may_park=lambda: idle() >= IDLE_TO_PARK, most=most)
@@ -402,15 +402,12 @@ class Runner:
             """A cell added by ``follow``: what it needs is counted before the cell that made it
             gives up its own (a CLI they share is never evicted in between); an environment no
             cell of the run needed before is prepared by the cell itself."""
-            pair = self._environments(cell) if cell.cli_version != NO_CLI else None
-            keys = [e.location for e in pair if e is not None] if pair else []
-            uses.needed(keys)
+            q = self._queued(cell, precedence)
+            uses.needed(q.keys)
             with lock:
-                fresh = [e for e in pair or () if e is not None and e.location not in seen]
+                fresh = [e for e in q.envs if e.location not in seen]
                 seen.update(e.location for e in fresh)
-            cli = pair[1].location if pair and pair[1] is not None else None
-            at = rank(cell, precedence)
-            return at, _Queued(cell, keys, cli, at, fresh)
+            return q.rank, replace(q, prepare=fresh)
 
         def one(item: _Queued) -> list[tuple[Any, _Queued]]:
             cell = item.cell
@@ -443,9 +440,8 @@ class Runner:
 
         # More threads than slots: a parked cell keeps its thread while the next one works.
         pool = Pool(jobs * 3, one, on_error=self.reaper.kill_all)
-        for cell, keys, cli in zip(ordered, needs, cli_of, strict=True):
-            at = rank(cell, precedence)
-            pool.add(at, _Queued(cell, keys, cli, at))
+        for q in ordered:
+            pool.add(q.rank, q)
         prefetch.start()
         widener = threading.Thread(target=widen, name="widen", daemon=True)
         if most is not None and most > jobs:
@@ -467,7 +463,15 @@ class Runner:
 @dataclass(frozen=True)
 class _Queued:
     cell: Cell
-    keys: list[Path]  # the environments it holds while measured (evicted last)
-    cli: Path | None
+    envs: list[Environment]  # both sides' (none for a cell with no CLI to run against)
     rank: tuple[Any, ...]  # its place in the run's order, also in the wait for a CPU slot
     prepare: list[Environment] = field(default_factory=list)  # installed and prepared by the cell itself
+
+    @property
+    def keys(self) -> list[Path]:
+        """The environments it holds while measured (evicted last)."""
+        return [e.location for e in self.envs]
+
+    @property
+    def cli(self) -> Path | None:
+        return self.envs[1].location if len(self.envs) > 1 else None

@@ -376,8 +376,7 @@ class Sources:
                     warnings.append(f"{self.results / ROWS_FILE}: {str(err).split('; ')[0]}; skipped, the other rows "
                                     "are kept")
                     continue
-            old = rows.get(r.slot())
-            if old is None or r.measured_at >= old.measured_at:
+            if r.replaces(rows.get(r.slot())):
                 rows[r.slot()] = r
         return list(rows.values()), warnings
 
