@@ -29,7 +29,9 @@ from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.sandbox import sandbox
-from matrix.families.copilot.cli_seed import Seed, plant
+from matrix.families.copilot.cli import CliInstall
+from matrix.families.copilot.cli_seed import plant
+from matrix.families.copilot.compile_cache import PORTABLE, plant_compile_cache
 from matrix.families.copilot.family import prepared_cli
 from matrix.families.copilot.shim import encode, read_frame
 from matrix.families.registry import FAMILIES
@@ -38,10 +40,13 @@ from matrix.pipeline.runner import Cell, Runner
 from matrix.store.results import Store
 
 
-def raw_handshake(node: Path, entry: Path, seed: Seed | None, scratch: Path) -> float:
-    """The raw client gets the same unpacked CLI as a cell does, so neither pays the unpack."""
-    with sandbox(scratch, path_dirs=[node.parent]) as box:
-        plant(seed, box.home)
+def raw_handshake(node: Path, cli: CliInstall, scratch: Path) -> float:
+    """The raw client gets the same unpacked CLI and compiled code as a cell does, so neither
+    pays the unpack or the compile."""
+    entry = cli.entry
+    with sandbox(scratch, path_dirs=[node.parent], extra=PORTABLE if cli.compile_cache else None) as box:
+        plant(cli.seed, box.home)
+        plant_compile_cache(cli.compile_cache, Path(box.env["TMPDIR"]))
         t0 = time.monotonic()
         child = subprocess.Popen([str(node), str(entry), "--headless", "--no-auto-update", "--log-level", "error",
                                   "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -88,7 +93,7 @@ def bench(runner: Runner, sdk: str, cli_version: str, repeat: int, scratch: Path
         harness_cpu.append(busy_seconds() - c0)
         assert row is not None and row.outcome == first.outcome
         c0 = busy_seconds()
-        raw.append(raw_handshake(cli.runtime.node, cli.entry, cli.seed, scratch))
+        raw.append(raw_handshake(cli.runtime.node, cli, scratch))
         raw_cpu.append(busy_seconds() - c0)
     h, r = statistics.median(harness), statistics.median(raw)
     print(f"cell: sdk {sdk} x cli {cli_version} on {cli.runtime.label} ({first.outcome}), {repeat} runs each")

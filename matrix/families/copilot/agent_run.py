@@ -20,6 +20,7 @@ from matrix.execute.sandbox import sandbox
 from matrix.execute.storage import writing
 from matrix.families.copilot.cli import CliInstall, Runtime, read_launches, write_launcher
 from matrix.families.copilot.cli_seed import plant
+from matrix.families.copilot.compile_cache import plant_compile_cache
 from matrix.probes.report import AgentReport, parse_report
 
 __all__ = ["AgentCommand", "AgentRun", "node_agent", "python_agent", "run_agent"]
@@ -108,6 +109,7 @@ def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cl
             config.write_text(json.dumps({"transcript": str(target), **rules}))
             shim = (Path(proc.harness_python()), config)
         seeded = plant(cli.seed, box.home)
+        plant_compile_cache(cli.compile_cache, Path(box.env["TMPDIR"]))
         cli_path, log = write_launcher(box.root, cli, runtime, shim) if launcher else (cli.entry, box.root / "none")
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.

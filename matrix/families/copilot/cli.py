@@ -22,7 +22,8 @@ from matrix.errors import InfraError
 from matrix.execute import proc
 from matrix.execute.cache import dir_size
 from matrix.execute.sandbox import sandbox
-from matrix.families.copilot.cli_seed import Seed, make_seed, plant
+from matrix.families.copilot.cli_seed import Seed, make_seed
+from matrix.families.copilot.compile_cache import PORTABLE, asked_status, make_compile_cache
 
 __all__ = ["CliInstall", "Runtime", "RuntimeSource", "does_not_start", "first_runtime", "platform_label",
            "prepare_cli", "read_launches", "self_reported_version", "write_launcher"]
@@ -53,6 +54,7 @@ class CliInstall:
     version_output: str
     runtime_failures: dict[str, str]
     seed: Seed | None = None  # its first-launch unpack, shared read-only by every cell
+    compile_cache: Path | None = None  # what it compiles at start, copied into every cell's TMPDIR
     # Optional packages (the native binary) the registry does not serve: npm installed the
     # CLI without them and its loader runs the JavaScript fallback.
     not_served: tuple[str, ...] = ()
@@ -132,18 +134,22 @@ def prepare_cli(
 
     not_served = tuple(prefix.optional_not_served())
     chosen, failures, output = first_runtime(prefix.location / RUNTIME_FILE, runtimes, version)
-    return CliInstall(prefix.version, entry, chosen, output, failures, _seed(prefix, entry, chosen, scratch, timeout),
-                      not_served)
+    seed = _seed(prefix, entry, chosen, scratch, timeout)
+    compiled = None if chosen is None else make_compile_cache(prefix.location, chosen.node, entry, seed, scratch,
+                                                              timeout)
+    # Both live in the prefix and go with it: eviction weighs them with the install.
+    extra = sum(dir_size(p) for p in (seed.root if seed else None, compiled) if p is not None)
+    if extra:
+        prefix.add_bytes(extra)
+    return CliInstall(prefix.version, entry, chosen, output, failures, seed=seed, not_served=not_served,
+                      compile_cache=compiled)
 
 
 def self_reported_version(cli: CliInstall, runtime: Runtime, scratch: Path, timeout: float) -> str | None:
     """What the CLI answers to `status.get` when asked with no SDK (``matrix/families/copilot/cli_status.py``),
     in a sandbox like a cell's; None when it does not answer."""
-    script = Path(__file__).parent / "cli_status.py"
-    with sandbox(scratch, path_dirs=[runtime.node.parent]) as box:
-        plant(cli.seed, box.home)
-        res = proc.run(proc.Request((proc.harness_python(), "-I", str(script), str(runtime.node), str(cli.entry)),
-                                    box.env, box.root, timeout=timeout))
+    with asked_status(runtime.node, cli.entry, cli.seed, scratch, timeout) as (res, _box):
+        pass
     try:
         version = json.loads(res.stdout.strip().splitlines()[-1])["version"]
     except (ValueError, IndexError, KeyError, TypeError):
@@ -154,10 +160,7 @@ def self_reported_version(cli: CliInstall, runtime: Runtime, scratch: Path, time
 def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:
     if rt is None:
         return None
-    seed = make_seed(prefix.location, (str(rt.node), str(entry), "--version"), [rt.node.parent], scratch, timeout)
-    if seed is not None:
-        prefix.add_bytes(dir_size(seed.root))
-    return seed
+    return make_seed(prefix.location, (str(rt.node), str(entry), "--version"), [rt.node.parent], scratch, timeout)
 
 
 def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,
@@ -173,9 +176,12 @@ def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,
         relay = Path(__file__).parent / "shim.py"
         real = (f"{shlex.quote(str(python))} -I {shlex.quote(str(relay))} {shlex.quote(str(config))} -- "
                 + real)
+    # Only the CLI's own Node processes read its compiled code (``compile_cache.py``).
+    portable = "".join(f"export {k}={v}\n" for k, v in PORTABLE.items()) if cli.compile_cache else ""
     script.write_text(
         "#!/bin/sh\n"
         f"printf '%s\\n' '@@launch@@' \"$@\" >> {shlex.quote(str(log))}\n"
+        f"{portable}"
         f"exec {real} \"$@\"\n"
     )
     script.chmod(0o755)
