@@ -40,6 +40,10 @@ class Request:
     cwd: Path
     timeout: float
     grace: float = 3.0
+    # A file the child creates to say that from then on it only waits (on a timeout of its
+    # own), and what to call, once, when it does: the caller lends its CPU share meanwhile.
+    waiting: Path | None = None
+    on_wait: Callable[[], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -231,6 +235,31 @@ def kill_group(pgid: int) -> None:
     _signal_group(pgid, signal.SIGKILL)
 
 
+# How often a child that may say it waits (``Request.waiting``) is looked at.
+WAITING_POLL = 0.1
+
+
+def _wait(child: Child, req: Request) -> None:
+    """Wait for ``child`` up to the request's deadline (``TimeoutExpired`` after it), calling
+    ``req.on_wait`` once when the child creates ``req.waiting``."""
+    if req.waiting is None or req.on_wait is None:
+        child.wait(timeout=req.timeout)
+        return
+    deadline = time.monotonic() + req.timeout
+    told = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(list(req.argv), req.timeout)
+        try:
+            child.wait(timeout=left if told else min(WAITING_POLL, left))
+            return
+        except subprocess.TimeoutExpired:
+            if not told and req.waiting.exists():
+                told = True
+                req.on_wait()
+
+
 def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = _popen) -> Result:
     marker = req.env.get(MARKER_VAR)
     # Named files: a forked child opens its output by path.
@@ -244,7 +273,7 @@ def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = _popen) -> Re
         timed_out = False
         try:
             try:
-                proc.wait(timeout=req.timeout)
+                _wait(proc, req)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _terminate(pgid, req.grace)

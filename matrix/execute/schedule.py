@@ -56,6 +56,7 @@ class Slots:
         self._retry_park = retry_park
         self.parked = 0  # cells that gave their slot back while still running (for the summary)
         self.kept = 0  # times a long cell kept its slot because the machine was busy
+        self.waited = 0  # times a cell gave its slot back because it said it only waits (Hold.wait)
         self.widest = jobs  # the most slots there were at once (for the summary)
         self._lock = threading.Lock()
 
@@ -166,6 +167,13 @@ class Hold:
             if self._timer is not None:
                 self._timer.cancel()
         self._give_back(False)
+
+    def wait(self) -> None:
+        """The cell only waits now (out a timeout of its own, using no CPU): its slot goes to
+        the next cell at once, and ``renew`` takes one again before any more work."""
+        with self._slots._lock:
+            self._slots.waited += 1
+        self.release()
 
 
 class Uses:

@@ -73,6 +73,11 @@ class Context(Protocol):
         the cell gave its own back while it waited."""
         ...
 
+    def waiting(self) -> None:
+        """The cell only waits from now until its agent ends (out a leak wait): its CPU slot goes
+        to another cell; ``working`` takes one again."""
+        ...
+
 
 @dataclass(frozen=True)
 class Planning:

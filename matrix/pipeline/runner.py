@@ -157,6 +157,7 @@ class Runner:
         self._window: Window | None = None
         self.parked = 0
         self.kept = 0  # times a long cell kept its slot: no CPU to spare (see Slots)
+        self.waited = 0  # times a cell gave its slot back while it only waited (see Hold.wait)
         self.widest = 0  # the most cells measured at once (see Slots.widen)
         self._held = threading.local()  # the slot of the cell this thread measures (run())
 
@@ -195,6 +196,11 @@ class Runner:
         hold: Hold | None = getattr(self._held, "hold", None)
         if hold is not None:
             hold.renew()
+
+    def waiting(self) -> None:
+        hold: Hold | None = getattr(self._held, "hold", None)
+        if hold is not None:
+            hold.wait()
 
     def make(self, kind: type[E], side: str, package: str, version: str, **kw: Any) -> E:
         if (side, version) in self.artifacts:
@@ -455,6 +461,7 @@ class Runner:
                 prefetch.close()
                 self.parked += slots.parked
                 self.kept += slots.kept
+                self.waited += slots.waited
                 self.widest = max(self.widest, slots.widest)
                 self._uses = self._window = None
         return rows

@@ -229,6 +229,9 @@ def summarize(state: RunState) -> RunState:
         if runner.parked:
             state.ui.info(f"parked: {runner.parked} cells still waiting after {req.plan.run.park_after:.0f}s "
                           "gave their CPU slot to the next cell")
+        if runner.waited:
+            state.ui.info(f"waiting: {runner.waited} times a cell gave its CPU slot to the next while it only "
+                          "waited for what the SDK started to be gone (timeouts.leak)")
         if runner.widest > (req.jobs or req.plan.run.jobs):
             state.ui.info(f"widened: up to {runner.widest} cells at once while the CPU sat idle (jobs_when_idle)")
         if runner.kept:

@@ -123,3 +123,28 @@ def test_processes_of_a_killed_harness_are_swept_and_a_live_ones_are_not(tmp_pat
     finally:
         ours.kill()
         ours.wait()
+
+
+def test_a_child_that_says_it_only_waits_is_told_once_while_it_runs(tmp_path: Path) -> None:
+    said = tmp_path / "waiting"
+    told: list[float] = []
+    code = (f"import time\ntime.sleep(0.3)\nopen({str(said)!r}, 'w').close()\ntime.sleep(1.0)\n"
+            f"open({str(said)!r}, 'a').close()\n")
+    t0 = time.monotonic()
+    res = run(Request((PY, "-c", code), env(), tmp_path, timeout=30, waiting=said,
+                      on_wait=lambda: told.append(time.monotonic() - t0)))
+    assert res.ok and res.elapsed >= 1.3
+    assert len(told) == 1 and 0.25 <= told[0] <= 1.0  # while the child still ran, not at its end
+    quiet: list[float] = []
+    res = run(Request((PY, "-c", "import time; time.sleep(0.3)"), env(), tmp_path, timeout=30,
+                      waiting=tmp_path / "never", on_wait=lambda: quiet.append(0.0)))
+    assert res.ok and quiet == []
+
+
+def test_a_child_that_said_it_waits_still_meets_its_deadline(tmp_path: Path) -> None:
+    said = tmp_path / "waiting"
+    told: list[bool] = []
+    code = f"import time\nopen({str(said)!r}, 'w').close()\ntime.sleep(600)\n"
+    res = run(Request((PY, "-c", code), env(), tmp_path, timeout=1.0, grace=0.5, waiting=said,
+                      on_wait=lambda: told.append(True)))
+    assert res.timed_out and told == [True] and res.elapsed < 5

@@ -160,6 +160,24 @@ def test_a_parked_cell_that_renews_waits_for_a_free_slot_again() -> None:
     assert slots.try_acquire() and not slots.try_acquire()
 
 
+def test_a_cell_that_only_waits_lends_its_slot_at_once_and_takes_one_again_for_more_work() -> None:
+    slots = Slots(jobs=1, park_after=60)  # far from parking: only the cell's word frees the slot
+    order: list[str] = []
+    with slots.hold() as hold:
+        hold.wait()
+        assert slots.waited == 1 and slots.parked == 0
+        other = threading.Thread(target=lambda: (slots.acquire(), order.append("other"), time.sleep(0.3),
+                                                 slots.release()))
+        other.start()
+        time.sleep(0.1)
+        assert order == ["other"]  # it got the slot while this cell waited
+        hold.renew()
+        order.append("renewed")
+        other.join()
+    assert order == ["other", "renewed"]
+    assert slots.try_acquire() and not slots.try_acquire()  # every slot given back exactly once
+
+
 def test_an_idle_cpu_with_every_slot_taken_lets_one_more_cell_in_a_second_and_a_busy_one_takes_it_back() -> None:
     slots = Slots(jobs=1, park_after=60, most=2)
     slots.acquire()

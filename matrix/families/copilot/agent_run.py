@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,8 @@ __all__ = ["AgentCommand", "AgentRun", "node_agent", "python_agent", "run_agent"
 _CLI_OWN = (".copilot/pkg", ".copilot/logs", ".cache/copilot/pkg", ".local/state/.copilot/pkg",
             ".config/.copilot/logs", ".local/state/copilot")
 _HOME_LIST_LIMIT = 200
+# The file an agent creates in its sandbox to say it only waits from then on.
+_WAITING = "waiting"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class AgentCommand:
     # Python agents: modules a warm server imports once, forking the agent per cell.
     warm: ForkServers | None = None
     preload: tuple[str, ...] = ()
+    # Its scripts say when they only wait (the config's "waiting" file; see run_agent).
+    says_waiting: bool = False
 
     @contextmanager
     def spawner(self) -> Iterator[proc.Spawn | None]:
@@ -57,11 +61,11 @@ class AgentCommand:
 
 def python_agent(venv: UvVenv, warm: ForkServers | None = None, preload: tuple[str, ...] = ()) -> AgentCommand:
     # -I: nothing from the sandbox's cwd or env
-    return AgentCommand((str(venv.interpreter), "-I"), warm=warm, preload=preload)
+    return AgentCommand((str(venv.interpreter), "-I"), warm=warm, preload=preload, says_waiting=True)
 
 
 def node_agent(node: Path) -> AgentCommand:
-    return AgentCommand((str(node),), (node.parent,))
+    return AgentCommand((str(node),), (node.parent,), says_waiting=True)
 
 
 @dataclass(frozen=True)
@@ -92,11 +96,13 @@ def _home_files(home: Path) -> list[str]:
 def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cli: CliInstall, runtime: Runtime,
               timeout: float, grace: float, scratch: Path, reaper: proc.Reaper | None = None,
               shim_rule: str | list[str] | None = None, use_shim: bool = False, transcript: Path | None = None,
-              launcher: bool = True, extra_env: dict[str, str] | None = None) -> AgentRun:
+              launcher: bool = True, extra_env: dict[str, str] | None = None,
+              waiting: Callable[[], None] | None = None) -> AgentRun:
     """``launcher``: False gives the SDK the CLI's own entry point (no launcher, no shim, no
     log of launches), to show that what a cell measures is the SDK's doing and not ours.
     ``extra_env``: variables the cell sets besides the sandbox's (addresses of our stand-ins,
-    never a credential)."""
+    never a credential). ``waiting``: called once if the agent says it only waits from then
+    on (its config's "waiting" file: the leak wait after stop())."""
     with sandbox(scratch, path_dirs=[*command.path_dirs, runtime.node.parent]) as box:
         shim = None
         if use_shim:
@@ -114,11 +120,15 @@ def run_agent(agent: Path | None, cfg: dict[str, Any], command: AgentCommand, cl
         env = dict(box.env)
         # Every way a version may look for its CLI points at our launcher; none downloads.
         env.update(COPILOT_CLI_PATH=str(cli_path), COPILOT_SKIP_CLI_DOWNLOAD="1", **(extra_env or {}))
-        ours = {p.name for p in box.root.iterdir()}
+        waiting = waiting if command.says_waiting else None
+        said = box.root / _WAITING
+        ours = {p.name for p in box.root.iterdir()} | {said.name}
         script = (str(agent),) if agent else ()  # None: the command is the agent (a built binary)
-        argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(cli_path)}))
+        argv = (*command.prefix, *script, json.dumps({**cfg, "cli_path": str(cli_path),
+                                                      **({"waiting": str(said)} if waiting else {})}))
         with command.spawner() as spawn:
-            req = proc.Request(argv, env, box.root, timeout=timeout, grace=grace)
+            req = proc.Request(argv, env, box.root, timeout=timeout, grace=grace,
+                               waiting=said if waiting else None, on_wait=waiting)
             res = proc.run(req, reaper, spawn=spawn) if spawn else proc.run(req, reaper)
         launches = read_launches(log)
         home = _home_files(box.home)

@@ -325,7 +325,8 @@ class CopilotFamily(Family):
                            warm=ctx.warm, dead_cli=ctx.settings.dead_cli, leak=ctx.settings.leak,
                            launcher=not ctx.direct_cli, preload=self.preload,
                            cli_says=functools.partial(self._cli_says, cli, runtime, ctx),
-                           stops=ctx.settings.stops, stops_max=ctx.settings.stops_max, working=ctx.working)
+                           stops=ctx.settings.stops, stops_max=ctx.settings.stops_max, working=ctx.working,
+                           waiting=ctx.waiting)
         return self.run(cell, hs, sdk, cli, runtime, ctx)
 
     @abstractmethod

@@ -54,6 +54,8 @@ class HandshakeCell:
     stops_max: int = 1
     # Called before each repeated measurement (Context.working: wait for a CPU slot again).
     working: Callable[[], None] = field(default=lambda: None, compare=False)
+    # Called when an agent says it only waits from then on (Context.waiting: lend the slot).
+    waiting: Callable[[], None] | None = field(default=None, compare=False)
 
     def python_agent(self, venv: UvVenv) -> AgentCommand:
         return python_agent(venv, self.warm, self.preload)
@@ -76,7 +78,7 @@ class HandshakeCell:
                   "leak": self.leak}
         return run_agent(agent, {**shared, **cfg}, command, cli, runtime, self.probe_timeout, self.grace,
                          self.scratch, reaper, use_shim=self.use_shim, transcript=self.transcript,
-                         launcher=self.launcher)
+                         launcher=self.launcher, waiting=self.waiting)
 
 
 def build_row(cell: HandshakeCell, probe: str, mutation: str, run: AgentRun, verdict: Verdict,

@@ -38,7 +38,7 @@ def run_python_contract(cell: HandshakeCell, venv: UvVenv, cli: CliInstall, runt
                         reaper: proc.Reaper | None = None) -> Row:
     cfg = {"step_timeout": cell.call_timeout}
     run = run_agent(AGENTS / "copilot_python_contract.py", cfg, cell.python_agent(venv), cli, runtime,
-                    cell.probe_timeout, cell.grace, cell.scratch, reaper)
+                    cell.probe_timeout, cell.grace, cell.scratch, reaper, waiting=cell.waiting)
     verdict = classify_handshake(run.report, run.result, cell.expected_cli(run), run.launches)
     contract = run.report.extra.get("contract", {}) if run.report else {}
     return build_row(cell, "contract", "", run, verdict, runtime, cli,

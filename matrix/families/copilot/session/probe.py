@@ -53,7 +53,7 @@ def run_session(agent: Path | None, command: AgentCommand, agent_cfg: dict[str, 
         # provider still reaches it (the log says which way each call came).
         run = run_agent(agent, cfg, command, cli, runtime, cell.probe_timeout + len(TURNS) * TURN_TIMEOUT, cell.grace,
                         cell.scratch, reaper, use_shim=True, transcript=transcript,
-                        extra_env={"COPILOT_API_URL": url})
+                        extra_env={"COPILOT_API_URL": url}, waiting=cell.waiting)
     sent, after_close = cli_events(transcript)
     evidence = Evidence(sent, model_calls(log), frozenset(run.work_files), after_close)
     verdict, facts = classify_session(run.report, run.result, evidence, nonces)

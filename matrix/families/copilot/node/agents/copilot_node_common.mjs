@@ -5,7 +5,7 @@
 // not resolve: the package is imported from the npm prefix the harness installed it into.
 // The client API is chosen by what the module exports, never by its version number: 1.0+
 // take `connection: RuntimeConnection.forStdio({path})` and silently ignore `cliPath`.
-import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire, syncBuiltinESMExports } from "node:module";
@@ -234,6 +234,17 @@ function sdkProcesses() {
   return found;
 }
 
+// Said once a leak wait has lasted this long with something still alive (a CLI that goes is
+// gone sooner): the file the harness named (cfg.waiting) tells it this agent only waits from
+// then on, and it gives the cell's CPU slot to another cell meanwhile.
+const SAY_WAITING_AFTER = 0.5;
+let saidWaiting = false;
+function sayWaiting() {
+  if (saidWaiting || !cfg.waiting) return;
+  saidWaiting = true;
+  try { writeFileSync(cfg.waiting, "", { flag: "wx" }); } catch { /* said already, or no sandbox left */ }
+}
+
 // Wait up to ``waitMs``, the event loop running as an application's would, for every process
 // the SDK started to be gone: each one's seconds until gone (null: still alive at the end),
 // and the seconds until the last was gone (null: something outlived the wait, a leak).
@@ -245,6 +256,7 @@ export async function watchGone(waitMs) {
     const now = Math.round(performance.now() - t0) / 1000;
     for (const [pid, command] of live) if (!seen.has(pid)) seen.set(pid, { pid, command, gone_after: null });
     for (const [pid, entry] of seen) if (!live.has(pid) && entry.gone_after === null) entry.gone_after = now;
+    if (live.size && now >= SAY_WAITING_AFTER) sayWaiting();
     if (!live.size || now * 1000 >= waitMs) break;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -11,6 +11,7 @@ errors; a failure to drive the API (our side) is reported as ``harness_error``.
 """
 
 import asyncio
+import contextlib
 import importlib
 import importlib.metadata
 import inspect
@@ -129,6 +130,19 @@ class CliWatch:
 
 WATCH = None  # a CliWatch when the harness asked for one (config "dead_cli")
 MARKER = "COMPAT_MATRIX_CELL"
+# Where to say that from here on this agent only waits (config "waiting"): a file the harness
+# looks for, and gives the cell's CPU slot to another cell meanwhile. Said once a leak wait
+# has lasted SAY_WAITING_AFTER with something still alive: a CLI that goes is gone sooner.
+WAITING = None
+SAY_WAITING_AFTER = 0.5
+
+
+def say_waiting():
+    global WAITING
+    if WAITING:
+        with contextlib.suppress(OSError):
+            open(WAITING, "x").close()
+        WAITING = None
 
 
 def sdk_processes():
@@ -201,6 +215,8 @@ async def watch_gone(wait):
         for pid, entry in seen.items():
             if pid not in live and entry["gone_after"] is None:
                 entry["gone_after"] = now
+        if live and now >= SAY_WAITING_AFTER:
+            say_waiting()
         if not live or now >= wait:
             if polls % FULL_SCAN_EVERY != 1 and sdk_processes().keys() - live.keys():
                 polls = 0  # one the quick look missed: scan whole and go on
@@ -322,6 +338,8 @@ def client_for(cfg):
 
     import copilot
 
+    global WAITING
+    WAITING = cfg.get("waiting")
     report["sdk_version"] = importlib.metadata.version(DIST)
     report["steps"].append({"name": "import", "ok": True})
     try:
@@ -334,7 +352,8 @@ def client_for(cfg):
 
 
 async def main(cfg):
-    global WATCH
+    global WATCH, WAITING
+    WAITING = cfg.get("waiting")
     cli_path = cfg["cli_path"]
     t = float(cfg.get("step_timeout", 30))
     if cfg.get("dead_cli"):
