@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from matrix.answers.report import print_report
+from matrix.answers.report import of_cells, print_report
 from matrix.commands.command import Command
 from matrix.commands.common import add_config_arguments, add_data_argument, data_of, err_console, load, positive
 from matrix.errors import UserError
@@ -58,9 +58,14 @@ class RichReporter:
         if phase in self.tasks:
             self.progress.advance(self.tasks[phase])
 
-    def report(self, sources: Sources, families: list[str]) -> None:
+    def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
         frame, _ = sources.frame()
-        print_report(frame[frame["family"].isin(families)], self.console)
+        frame = frame[frame["family"].isin(families)]
+        if only is not None:
+            frame = of_cells(frame, only)
+            if frame.empty:
+                return
+        print_report(frame, self.console)
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:

@@ -30,6 +30,7 @@ from matrix.errors import UserError
 from matrix.execute.cache import cache_root
 from matrix.execute.storage import write_atomic
 from matrix.families.registry import FAMILIES, open_sources
+from matrix.model import Row
 from matrix.pipeline.candidates import Candidate, candidate
 from matrix.pipeline.workflow import RunRequest, execute
 from matrix.store.dataset import Sources
@@ -59,7 +60,7 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
     class Progress(RichReporter):
         """A run's progress, on stderr (stdout is the answer's), without the family's matrix."""
 
-        def report(self, sources: Sources, families: list[str]) -> None:
+        def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
             pass
 
     kept = data_of(args)

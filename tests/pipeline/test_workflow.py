@@ -37,8 +37,8 @@ class Told:
     def row(self, row: Row, phase: str) -> None:
         self.rows.append(row)
 
-    def report(self, sources: Sources, families: list[str]) -> None:
-        self.lines.append(f"report of {families}")
+    def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
+        self.lines.append(f"report of {families}" + ("" if only is None else f" ({len(only)} cells)"))
 
 
 def run(fam: ScriptedFamily, results: Path, **request: object) -> tuple[int, Told]:
