@@ -11,8 +11,8 @@ from urllib.parse import quote
 
 from matrix.model import OUTCOME_INFO, Outcome
 
-__all__ = ["TABLE_END", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "cli_slug", "embed_badge", "esc", "esc_raw",
-           "flaky_mark", "num", "sdk_slug", "sortable", "yes_no"]
+__all__ = ["TABLE_END", "UNSEARCHED", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "cli_slug", "embed_badge",
+           "esc", "esc_raw", "flaky_mark", "num", "sdk_slug", "sortable", "yes_no"]
 
 
 # Front matter of a page whose tables need the width the table of contents would take.
@@ -20,6 +20,10 @@ WIDE = ["---", "hide:", "  - toc", "---", ""]
 # The same, for a page of thousands of cells that the site's search would only repeat (every
 # cell is on its release's page, which search finds): indexing them is most of a build.
 WIDE_UNSEARCHED = [*WIDE[:3], "search:", "  exclude: true", *WIDE[3:]]
+# Front matter of an evidence page (an SDK release's tolerance checks with every transcript,
+# about 100 kB each): its release's version page links it and search finds that page; its
+# transcripts in the index were a third of MkDocs' time.
+UNSEARCHED = ["---", "search:", "  exclude: true", "---", ""]
 TABLE_END = "</tbody></table></div>"
 
 

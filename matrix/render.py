@@ -12,7 +12,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from matrix.markup import TABLE_END, WIDE, WIDE_UNSEARCHED, badge, flaky_mark, sortable
+from matrix.markup import TABLE_END, UNSEARCHED, WIDE, WIDE_UNSEARCHED, badge, flaky_mark, sortable
 from matrix.model import OUTCOME_INFO
 
 __all__ = ["renderer"]
@@ -31,6 +31,7 @@ def _env(package: str) -> Environment:
     env.globals["TABLE_END"] = Markup(TABLE_END)  # noqa: S704
     env.globals["WIDE"] = "\n".join(WIDE)
     env.globals["WIDE_UNSEARCHED"] = "\n".join(WIDE_UNSEARCHED)
+    env.globals["UNSEARCHED"] = "\n".join(UNSEARCHED)
     env.filters["href"] = href
     return env
 

@@ -130,3 +130,11 @@ def test_a_release_page_has_a_section_per_rule_in_the_shims_order_linked_from_th
     page = pages["tolerance/copilot-python/sdk-1.0.0.md"]
     assert page.index("## `result.extra-field` { #result.extra-field }") < page.index("## `event.unknown-type`")
     assert 'href="../copilot-python/sdk-1.0.0/#event.unknown-type"' in pages["tolerance/copilot-python.md"]
+
+
+def test_a_release_page_of_transcripts_is_left_out_of_search_and_its_family_matrix_is_not(tmp_path: Path) -> None:
+    """Search finds the release's version page, which links its evidence page; indexing every
+    transcript was a third of MkDocs' time."""
+    pages = pages_of(frame_of([tolerance("1.0.0", "event.unknown-type", "lost")]), tmp_path, "copilot-python")
+    assert pages["tolerance/copilot-python/sdk-1.0.0.md"].startswith("---\nsearch:\n  exclude: true\n---\n")
+    assert "exclude: true" not in pages["tolerance/copilot-python.md"]
