@@ -11,8 +11,8 @@ from urllib.parse import quote
 
 from matrix.model import OUTCOME_INFO, Outcome
 
-__all__ = ["TABLE_END", "UNSEARCHED", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "cli_slug", "embed_badge",
-           "esc", "esc_raw", "flaky_mark", "num", "sdk_slug", "sortable", "yes_no"]
+__all__ = ["TABLE_END", "TABLE_START", "UNSEARCHED", "WIDE", "WIDE_UNSEARCHED", "badge", "badge_path", "cli_slug",
+           "embed_badge", "esc", "esc_raw", "flaky_mark", "num", "sdk_slug", "sortable", "yes_no"]
 
 
 # Front matter of a page whose tables need the width the table of contents would take.
@@ -24,6 +24,8 @@ WIDE_UNSEARCHED = [*WIDE[:3], "search:", "  exclude: true", *WIDE[3:]]
 # about 100 kB each): its release's version page links it and search finds that page; its
 # transcripts in the index were a third of MkDocs' time.
 UNSEARCHED = ["---", "search:", "  exclude: true", "---", ""]
+# Every table of a generated page is one raw HTML block, from this start to ``TABLE_END``.
+TABLE_START = '<div class="cm-table-wrap">'
 TABLE_END = "</tbody></table></div>"
 
 
@@ -31,7 +33,7 @@ def sortable(headers: list[str], css: str = "") -> str:
     """The start of a table the site's script sorts (click a header) and filters, up to its
     body: ``headers`` are HTML (escape third-party text first); close it with ``TABLE_END``."""
     cls = f"cm-table {css}".strip()
-    return (f'<div class="cm-table-wrap"><table class="{cls}" data-cm-sortable><thead><tr>'
+    return (f'{TABLE_START}<table class="{cls}" data-cm-sortable><thead><tr>'
             + "".join(f"<th>{h}</th>" if not h.startswith("<th") else h for h in headers) + "</tr></thead><tbody>")
 
 

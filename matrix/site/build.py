@@ -276,4 +276,7 @@ def _inputs_digest(root: Path, strict: bool) -> str:
     digest = hashlib.sha256(f"{strict}:{metadata.version('mkdocs')}:{metadata.version('mkdocs-material')}".encode())
     for path in sorted([root / "mkdocs.yml", *(p for p in (root / "docs").rglob("*") if p.is_file())]):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    # The plugin MkDocs runs on every page (mkdocs.yml) makes the site as much as the docs do.
+    for hook in (Path(__file__).with_name("raw_tables.py"), Path(__file__).parent.parent / "markup.py"):
+        digest.update(hook.read_bytes() + b"\0")
     return digest.hexdigest()
