@@ -33,7 +33,9 @@ from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.execute import proc
 from matrix.execute.cache import cache_root
 from matrix.execute.sandbox import sandbox
-from matrix.families.copilot.cli_seed import Seed, plant
+from matrix.families.copilot.cli import CliInstall
+from matrix.families.copilot.cli_seed import plant
+from matrix.families.copilot.compile_cache import PORTABLE, plant_compile_cache
 from matrix.families.copilot.family import prepared_cli
 from matrix.families.copilot.session.model_standin import MODEL, TOOL, TURNS, prompt, running
 from matrix.families.copilot.shim import encode, read_frame
@@ -98,9 +100,13 @@ class Raw:
         return dict(msg.get("result") or {})
 
 
-def raw_session(node: Path, entry: Path, seed: Seed | None, scratch: Path, log: Path) -> float:
-    with running(log) as url, sandbox(scratch, path_dirs=[node.parent]) as box:
-        plant(seed, box.home)
+def raw_session(node: Path, cli: CliInstall, scratch: Path, log: Path) -> float:
+    """The raw client gets the same unpacked CLI and compiled code as a cell does."""
+    entry = cli.entry
+    extra = PORTABLE if cli.compile_cache else None
+    with running(log) as url, sandbox(scratch, path_dirs=[node.parent], extra=extra) as box:
+        plant(cli.seed, box.home)
+        plant_compile_cache(cli.compile_cache, Path(box.env["TMPDIR"]))
         env = {**box.env, "COPILOT_API_URL": url}
         t0 = time.monotonic()
         child = subprocess.Popen([str(node), str(entry), "--headless", "--no-auto-update", "--log-level", "error",
@@ -163,7 +169,7 @@ def bench(runner: Runner, family: str, sdk: str, cli_version: str, repeat: int, 
         row = runner.measure(cell)
         harness.append(time.monotonic() - t0)
         assert row is not None and row.outcome == first.outcome, (row and row.outcome, first.outcome)
-        raw.append(raw_session(cli.runtime.node, cli.entry, cli.seed, scratch, scratch.parent / f"standin-{i}.jsonl"))
+        raw.append(raw_session(cli.runtime.node, cli, scratch, scratch.parent / f"standin-{i}.jsonl"))
     h, r = statistics.median(harness), statistics.median(raw)
     print(f"session cell: {family} sdk {sdk} x cli {cli_version} on {cli.runtime.label} ({first.outcome}), "
           f"{repeat} runs each")
