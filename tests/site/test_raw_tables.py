@@ -48,3 +48,4 @@ def test_a_page_without_tables_is_left_alone_and_nothing_is_kept_for_it() -> Non
     text = "# plain\n\ntext with cm0raw0table0 in it\n"
     assert set_aside(text, "about/x.md") == text
     assert put_back(render(text), "about/x.md") == render(text)
+
