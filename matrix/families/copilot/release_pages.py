@@ -68,7 +68,7 @@ def _left_running(rows: pd.DataFrame, other: str) -> str:
     """Which versions of the other side a process was left running with, after stop(), and how
     often where it was a race ("0.0.400 in 2 of 5 stops")."""
     hit = []
-    for r in rows.to_dict("records"):
+    for r in rows[[c for c in (other, "leaked", "stops") if c in rows.columns]].to_dict("records"):
         if isinstance(r.get("leaked"), list) and r["leaked"]:
             left, n = stop_rate(r.get("stops"))
             hit.append(f"{r[other]} in {left} of {n} stops" if 0 < left < n else str(r[other]))
