@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["CORE_FIELDS", "GOOD_OUTCOMES", "HANDSHAKE_OUTCOMES", "NOT_A_VERDICT", "NO_CLI", "OUTCOME_INFO",
-           "OUTCOME_LETTERS", "OUTCOME_RANK", "PROMISE_OUTCOMES", "SESSION_OUTCOMES", "TOLERANCE_OUTCOMES", "Cell",
-           "CellSettings", "Outcome", "Row", "value_of"]
+__all__ = ["CORE_FIELDS", "GOOD_OUTCOMES", "HANDSHAKE_OUTCOMES", "KEY_FIELDS", "NOT_A_VERDICT", "NO_CLI",
+           "OUTCOME_INFO", "OUTCOME_LETTERS", "OUTCOME_RANK", "PROMISE_OUTCOMES", "SESSION_OUTCOMES",
+           "TOLERANCE_OUTCOMES", "Cell", "CellSettings", "Outcome", "Row", "value_of"]
 
 
 class Outcome(StrEnum):
@@ -142,6 +142,8 @@ class Cell:
         return (self.family, self.sdk_version, self.cli_version, self.probe, self.mutation)
 
 
+# What a cell is known by (``Cell.key``, ``Row.key``), as the frames' columns name it.
+KEY_FIELDS = ("family", "sdk_version", "cli_version", "probe", "mutation")
 NO_CLI = "none"  # the other side of a cell that has none to run against (recorded not-applicable)
 
 

@@ -12,14 +12,13 @@ from typing import Any
 
 import pandas as pd
 
-from matrix.model import OUTCOME_RANK
+from matrix.model import KEY_FIELDS, OUTCOME_RANK
 
 __all__ = ["KINDS", "RANK", "Change", "change_kind", "diff_frames", "render_text"]
 
 # Lower is better (``OUTCOME_RANK``); an outcome that is no verdict carries no rank.
 RANK: dict[str, int] = {str(o): rank for o, rank in OUTCOME_RANK.items()}
 KINDS = ("regression", "new failure", "improvement", "changed", "new", "gone")
-_KEY = ["family", "sdk_version", "cli_version", "probe", "mutation"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ def change_kind(old: str | None, new: str | None) -> str:
 
 def diff_frames(old: pd.DataFrame, new: pd.DataFrame) -> list[Change]:
     def index(frame: pd.DataFrame) -> dict[tuple[str, ...], dict[Any, Any]]:
-        return {tuple(str(r[k]) for k in _KEY): r for r in frame.to_dict("records")}
+        return {tuple(str(r[k]) for k in KEY_FIELDS): r for r in frame.to_dict("records")}
 
     before, after = index(old), index(new)
     changes = []
