@@ -1,12 +1,13 @@
 """A MkDocs plugin (mkdocs.yml ``plugins``: ``compat-matrix-tables``, registered by this
-package's entry point so that a site root anywhere finds it): the generated pages' tables
-skip Markdown.
+package's entry point so that a site root anywhere finds it): the generated pages' raw HTML
+blocks skip Markdown.
 
 A table of a generated page is raw HTML, escaped when it was written (``matrix/markup.py``),
-which Markdown passes through unchanged, but only after its HTML parser has read every tag to
-find where the block ends: on the whole history that was a third of MkDocs' time. Each table
-is set aside before Markdown and put back where Markdown left its placeholder; the site is the
-same but for whitespace between blocks."""
+and so is a folded ``<details>`` block (a transcript) and an error's ``<pre>`` on a line of its
+own. Markdown passes them through unchanged, but only after its HTML parser has read every tag
+and character reference to find where the block ends: on the whole history that was most of
+MkDocs' time. Each block is set aside before Markdown and put back where Markdown left its
+placeholder; the site is the same but for whitespace between blocks."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ from matrix.markup import TABLE_END, TABLE_START
 
 __all__ = ["RawTables", "put_back", "set_aside"]
 
-_TABLE = re.compile(re.escape(TABLE_START) + ".*?" + re.escape(TABLE_END), re.S)
+# A block starts a line and holds no end of its own kind: what it holds was escaped.
+_RAW = re.compile("|".join([
+    re.escape(TABLE_START) + ".*?" + re.escape(TABLE_END),
+    r"^<details\b(?:(?!</details>).)*</details>$",
+    r'^<pre class="cm-err">(?:(?!</pre>).)*</pre>$',
+]), re.S | re.M)
 # A word no page has: Markdown makes it a paragraph of its own, and nothing else.
 _HELD = re.compile(r"<p>cm0raw0table0(\d+)</p>")
 _kept: dict[str, list[str]] = {}
@@ -32,7 +38,7 @@ def set_aside(markdown: str, page: str) -> str:
         tables.append(m.group(0))
         return f"\n\ncm0raw0table0{len(tables) - 1}\n\n"
     _kept[page] = tables
-    return _TABLE.sub(hold, markdown)
+    return _RAW.sub(hold, markdown)
 
 
 def put_back(html: str, page: str) -> str:
