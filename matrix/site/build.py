@@ -38,9 +38,9 @@ from matrix.site.feed import feed_xml
 from matrix.site.heatmap import labelled, marks_of, save_compare, save_heatmap
 from matrix.site.notebooks import render_notebooks
 from matrix.site.sitedata import write
-from matrix.site.tree import write_pages
+from matrix.site.tree import pair_page_set, write_pages
 from matrix.store.dataset import Sources
-from matrix.store.results import ROWS_FILE
+from matrix.store.results import ROWS_FILE, Releases
 
 __all__ = ["BuildResult", "build_site"]
 
@@ -157,21 +157,21 @@ def build_site(root: Path, sources: Sources | Path, site: Path, cache: Path, str
 def _build(root: Path, sources: Sources, site: Path, cache: Path, strict: bool) -> BuildResult:
     t0 = time.monotonic()
     docs = root / "docs"
-    dataset = sources.dataset()
-    if dataset is not None:
-        dataset.snapshot()  # checked on every build, also one that finds its pages already written
-    # The generated pages are a function of the stored rows, our code and the site's address:
-    # when none changed since they were written, they are already the answer.
-    generated, key = docs / ".compat-matrix-generated", _generation_digest(sources)
-    try:
-        done = json.loads(generated.read_text())
-    except (OSError, ValueError):
-        done = {}
-    # The notebooks' kernels read the stored rows themselves, not the pages: they run in their
-    # own processes while this one writes the pages, where they used to wait for them.
+    # The notebooks' kernels read (and verify) the stored rows themselves, not the pages: they
+    # run in their own processes from the start, while this one verifies and writes the pages.
     with ThreadPoolExecutor(max_workers=1) as side:
         notebooks = side.submit(_notebooks_on_a_thread, root / "notebooks", sources, docs / "notebooks",
                                 cache / "notebooks")
+        dataset = sources.dataset()
+        if dataset is not None:
+            dataset.snapshot()  # checked on every build, also one that finds its pages already written
+        # The generated pages are a function of the stored rows, our code and the site's address:
+        # when none changed since they were written, they are already the answer.
+        generated, key = docs / ".compat-matrix-generated", _generation_digest(sources)
+        try:
+            done = json.loads(generated.read_text())
+        except (OSError, ValueError):
+            done = {}
         if done.get("key") == key and (docs / "index.md").exists():
             count, warnings = int(done["pages"]), list(done["warnings"])
         else:
@@ -227,14 +227,21 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
     # The stamp is the newest measurement, not the wall clock, so an unchanged rebuild is identical.
     generated_at = str(frame["measured_at"].max()) or datetime.now(UTC).isoformat(timespec="seconds")
     # One view of every row for the whole build: every page, answer and picture asks it.
-    view = SiteView(rows_of(_plain_strings(frame)), sources.releases(), sources, FAMILIES, generated_at)
-    # Pictures are drawn by other processes while this one writes the pages.
+    plain = _plain_strings(frame)
+    view = SiteView(rows_of(plain), sources.releases(), sources, FAMILIES, generated_at)
+    # Other processes make the release pages and draw the pictures while this one makes the rest.
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        paired = pool.submit(_pair_pages_apart, plain, view.releases, sources.results, sources.data, generated_at)
         drawing = _start_pictures(view, docs / "assets", pool)
         # The data twin is a function of the frame alone: written by a drawing process too.
         twin = _data_twin(frame, docs / "data", generated_at, sources.inputs())
         drawing.append(pool.submit(_draw_once, *twin))
-        pages = write_pages(view, docs)
+        # The API first: it reads only the view, and leaves the release pages time to be made.
+        index = index_of(view)
+        v1_docs = Documents()
+        write_api(view, docs, index, v1_docs)
+        write_api_v2(view, docs, index, v1_docs)
+        pages = write_pages(view, docs, partial(_pair_pages_made, paired, view))
         published = {p.relative_to(docs).as_posix() for p in pages}
         entries = [(e, notes_of(view.rows, e)) for e in sources.changes()]
         # Only local rows can differ from the dataset: without them, no second frame of it.
@@ -243,12 +250,25 @@ def _generate(sources: Sources, docs: Path) -> tuple[int, list[str]]:
                           ("feed.xml", feed_xml(entries, generated_at, published))):
             write(docs / rel, text)
             pages.append(docs / rel)
-        index = index_of(view)
-        v1_docs = Documents()
-        write_api(view, docs, index, v1_docs)
-        write_api_v2(view, docs, index, v1_docs)
         _finish_pictures(drawing, view, docs / "assets", twin)
         return len(pages), warnings
+
+
+def _pair_pages_apart(frame: pd.DataFrame, releases: Releases, results: Path, data: Path | None,
+                      generated_at: str) -> dict[str, str]:
+    """``pair_page_set`` in a drawing process, of a view of the same rows (the release pages are
+    half of the pages' time; they read no evidence, so the dataset is not read again here)."""
+    view = SiteView(rows_of(frame), releases, open_sources(results, data), FAMILIES, generated_at)
+    return pair_page_set(view)
+
+
+def _pair_pages_made(made: Future[dict[str, str]], view: SiteView) -> dict[str, str]:
+    """The release pages another process made, or made here where no process could start
+    (as ``_finish_pictures`` does)."""
+    try:
+        return made.result()
+    except BrokenProcessPool:
+        return pair_page_set(view)
 
 
 def _finish_pictures(drawing: list[Future[None]], view: SiteView, assets: Path,

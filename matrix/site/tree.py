@@ -5,6 +5,7 @@ no longer in the results are removed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from matrix.families.base import Family, SiteView
@@ -15,7 +16,7 @@ from matrix.site.pair_pages import pair_pages
 from matrix.site.render import render
 from matrix.site.sitedata import write
 
-__all__ = ["page_set", "write_pages"]
+__all__ = ["page_set", "pair_page_set", "write_pages"]
 
 
 def matrices_index(view: SiteView, families: list[Family], side_by_side: list[tuple[str, str]]) -> str:
@@ -26,12 +27,24 @@ def matrices_index(view: SiteView, families: list[Family], side_by_side: list[tu
                   side_by_side=side_by_side)
 
 
-def page_set(view: SiteView) -> dict[str, str]:
-    """Every generated page (relative path -> text), in the order they are written."""
-    pages: dict[str, str] = {"index.md": home(view)}
+def _paired(view: SiteView) -> list[Family]:
+    return [f for name, f in sorted(view.families.items()) if f.pair_probe and name in set(view.rows.pairs()["family"])]
+
+
+def pair_page_set(view: SiteView) -> dict[str, str]:
+    """The matrix and release pages of every family with a pair probe: the part of
+    ``page_set`` that reads no evidence, so another process can make it from the same rows."""
+    pages: dict[str, str] = {}
+    for fam in _paired(view):
+        pages.update(fam.pair_pages(view) or pair_pages(view, fam))
+    return pages
+
+
+def page_set(view: SiteView, paired: Callable[[], dict[str, str]] | None = None) -> dict[str, str]:
+    """Every generated page (relative path -> text), in the order they are written.
+    ``paired``: ``pair_page_set`` of this view, made elsewhere (asked for after the rest)."""
+    head: dict[str, str] = {"index.md": home(view)}
     measured = set(view.frame["family"].unique())
-    paired = [f for name, f in sorted(view.families.items()) if f.pair_probe and name in set(view.rows.pairs()
-                                                                                                 ["family"])]
     own: dict[str, str] = {}
     compared: list[tuple[str, str]] = []
     for fam in view.families.values():
@@ -40,23 +53,22 @@ def page_set(view: SiteView) -> dict[str, str]:
                 if rel not in own:
                     own[rel] = text
                     compared.append((rel.removeprefix("matrix/"), what))
-    pages["matrix/index.md"] = matrices_index(view, paired, compared)
-    pages.update(own)
-    for fam in paired:
-        pages.update(fam.pair_pages(view) or pair_pages(view, fam))
-    pages["versions/index.md"] = versions_index(view)
-    pages["pins.md"] = pins_page(view)
+    head["matrix/index.md"] = matrices_index(view, _paired(view), compared)
+    head.update(own)
+    tail: dict[str, str] = {"versions/index.md": versions_index(view), "pins.md": pins_page(view)}
     for fam in view.families.values():  # each family's checks, and its pages of its own
         if fam.name in measured:
             own_checks = fam.check_pages(view)
-            pages.update(check_pages(view, fam) if own_checks is None else own_checks)
-        pages.update(fam.pages(view))
-    return pages
+            tail.update(check_pages(view, fam) if own_checks is None else own_checks)
+        tail.update(fam.pages(view))
+    # Later parts win a path an earlier one made too, where it was made first.
+    return {**head, **(paired() if paired is not None else pair_page_set(view)), **tail}
 
 
-def write_pages(view: SiteView, docs: Path) -> list[Path]:
-    """Write every generated page under ``docs``; returns the files written."""
-    pages = page_set(view)
+def write_pages(view: SiteView, docs: Path, paired: Callable[[], dict[str, str]] | None = None) -> list[Path]:
+    """Write every generated page under ``docs`` (``paired``: see ``page_set``); returns the
+    files written."""
+    pages = page_set(view, paired)
     written = [docs / rel for rel in pages]
     for rel, text in pages.items():
         write(docs / rel, text)

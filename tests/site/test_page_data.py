@@ -128,3 +128,36 @@ def test_pairs_that_connect_without_a_session_verdict_yet_are_counted_on_the_mat
 
 def render_matrix(view: SiteView) -> str:
     return matrix_page(view, FAMILIES["copilot-python"])
+
+
+def test_the_release_pages_made_by_another_process_are_the_ones_made_here(tmp_path: Path) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import matrix.site.build as build
+    from matrix.site.tree import page_set, pair_page_set
+
+    frame = _frame(tmp_path)
+    view = site_view(frame, {"copilot-python": {"sdk": {"1.0.0": "2026-01-02"}}}, "2026-01-03")
+    whole = page_set(view)
+    made = pair_page_set(view)
+    assert made and all(rel in whole for rel in made)  # the release pages are part of the whole
+    assert not any(rel.startswith(("tolerance/", "versions/index")) for rel in made)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        apart = pool.submit(build._pair_pages_apart, frame, view.releases, tmp_path / "nothing", None,
+                            view.generated_at)
+        given = page_set(view, lambda: build._pair_pages_made(apart, view))
+    assert list(given.items()) == list(whole.items())  # the same pages, in the same order
+
+
+def test_the_release_pages_are_made_here_when_no_process_could_start(tmp_path: Path) -> None:
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import matrix.site.build as build
+    from matrix.site.tree import pair_page_set
+
+    view = site_view(_frame(tmp_path))
+    broken: Future[dict[str, str]] = Future()
+    broken.set_exception(BrokenProcessPool("a child could not start"))
+    assert build._pair_pages_made(broken, view) == pair_page_set(view) != {}
