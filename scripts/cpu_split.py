@@ -103,11 +103,12 @@ def split(data: Path) -> Split:
 def report(result: Split, wall: float) -> None:
     total = sum(result.samples.values())
     cores = os.cpu_count() or 1
-    print(f"CPU by kind of process over {wall:.0f} s on {cores} cores ({total} samples at {FREQUENCY} Hz):")
+    print(f"CPU by kind of process over {wall:.1f} s on {cores} cores ({total} samples at {FREQUENCY} Hz):")
     for kind, n in result.samples.most_common():
         print(f"  {kind:<45} {n / FREQUENCY:9.0f} CPU-s  {100 * n / total:5.1f} %")
     cli = result.samples[CLI] / FREQUENCY
-    print(f"the CLI's own processes alone need {cli / cores / 60:.1f} min of wall time on {cores} cores")
+    print(f"the CLI's own processes alone need {cli / cores / 60:.1f} min ({cli / cores:.1f} s) of wall time on "
+          f"{cores} cores")
 
 
 def main() -> None:
