@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -55,18 +56,28 @@ def execute(path: Path, sources: Sources, cache: Path, timeout: float = 600) -> 
     env = dict(os.environ, **sources.env())
     client = NotebookClient(nb, timeout=int(timeout), kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
-    try:
-        client.execute(env=env)
-    except CellExecutionError as err:
-        raise NotebookError(path, str(err).strip().splitlines()[-1]) from None
-    except Exception as err:  # kernel could not start, timeout: still the notebook's build failing
-        raise NotebookError(path, f"{type(err).__name__}: {err}") from None
+    # The kernel talks to us over sockets in a private directory, not over local TCP (which
+    # the kernel warned about on every build's terminal, and which any local user can reach).
+    with tempfile.TemporaryDirectory(prefix="cm-kernel-") as sockets:
+        client.km = client.create_kernel_manager()
+        client.km.transport = "ipc"
+        client.km.ip = os.path.join(sockets, "k")
+        _run(client, path, env)
     _refuse_stderr(path, nb)
     cache.mkdir(parents=True, exist_ok=True)
     for old in cache.glob(f"{path.stem}-*.ipynb"):
         old.unlink()
     write_atomic(cached, nbformat.writes(nb))
     return nb, True
+
+
+def _run(client: NotebookClient, path: Path, env: dict[str, str]) -> None:
+    try:
+        client.execute(env=env)
+    except CellExecutionError as err:
+        raise NotebookError(path, str(err).strip().splitlines()[-1]) from None
+    except Exception as err:  # kernel could not start, timeout: still the notebook's build failing
+        raise NotebookError(path, f"{type(err).__name__}: {err}") from None
 
 
 def _refuse_stderr(path: Path, nb: nbformat.NotebookNode) -> None:
