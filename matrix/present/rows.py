@@ -95,6 +95,17 @@ class Rows:
         return found if found is not None else self.pairs()[[*RANGE_COLUMNS, *self.refined_columns]].iloc[0:0]
 
 
+    def of_sdk(self, family: str, probe: str, sdk: str) -> pd.DataFrame:
+        """Every row (all columns) of ``family``'s ``probe`` for one SDK release, empty where
+        there is none: a page per release asks it of every release, so the family's rows of
+        the probe are grouped once."""
+        def make() -> dict[str, pd.DataFrame]:
+            mine = self.frame[(self.frame["family"] == family) & (self.frame["probe"] == probe)]
+            return {str(v): g for v, g in mine.groupby("sdk_version", sort=False)}
+        found = self._once(("of sdk", family, probe), make).get(sdk)
+        return found if found is not None else self.frame.iloc[0:0]
+
+
 def as_rows(frame: pd.DataFrame | Rows, pair_probes: Mapping[str, str],
             refinements: Mapping[str, tuple[str, ...]] | None = None) -> Rows:
     return frame if isinstance(frame, Rows) else Rows(frame, pair_probes, refinements)

@@ -331,11 +331,8 @@ def tolerance_pages(view: SiteView, fam: Family, kind: type) -> dict[str, str]:
     pages["tolerance/index.md"] = render("tolerance-index.md", families=families)
     if family in families:
         pages[f"tolerance/{family}.md"] = matrix_page(frame, family) + "\n" + contract_section(frame, family)
-        shaken = frame[(frame["probe"] == "handshake") & (frame["family"] == family)]
-        # once, not a scan of every row per release
-        handshakes = {str(sdk): rows for sdk, rows in shaken.groupby("sdk_version")}
         for sdk, rows in tol[tol["family"] == family].groupby("sdk_version"):
-            hs = handshakes.get(str(sdk), shaken.iloc[:0])
+            hs = view.rows.of_sdk(family, "handshake", str(sdk))
             pages[f"tolerance/{family}/{_release_slug(str(sdk))}.md"] = \
                 render("release.md", page=release_page_data(rows, sources, fam, str(sdk), hs))
     return pages

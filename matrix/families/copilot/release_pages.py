@@ -210,12 +210,8 @@ def sdk_release_page(view: SiteView, fam: Family, sdk: str) -> SdkReleasePage:
 
 
 def _sessions(view: SiteView, family: str, sdk: str) -> list[SessionEvidence]:
-    def by_sdk() -> dict[str, pd.DataFrame]:  # once per family, not a scan of every row per release
-        frame = view.frame
-        mine = frame[(frame["family"] == family) & (frame["probe"] == SESSION)]
-        return {str(v): rows for v, rows in mine.groupby("sdk_version")}
-    mine = view.rows.once(("sessions by sdk", family), by_sdk).get(sdk)
-    return [] if mine is None else [_session(r) for r in sort_by_version(mine, "cli_version").to_dict("records")]
+    mine = view.rows.of_sdk(family, SESSION, sdk)
+    return [_session(r) for r in sort_by_version(mine, "cli_version").to_dict("records")]
 
 
 def sdk_page(view: SiteView, fam: Family, sdk: str) -> str:
