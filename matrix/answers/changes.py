@@ -17,6 +17,7 @@ import pandas as pd
 from matrix.answers.analysis import pin_lines, rows_of
 from matrix.answers.diff import RANK, change_kind
 from matrix.families.registry import FAMILIES
+from matrix.present.records import records
 from matrix.present.rows import Rows
 from matrix.store.changelog import Entry, Move
 from matrix.versions import sorted_versions
@@ -78,11 +79,14 @@ class ReleaseNote:
         return works + broke
 
 
+_READ = ["probe", "mutation", "sdk_version", "cli_version", "outcome", "error_message"]
+
+
 def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
     fam = FAMILIES.get(family)
     package = (fam.sdk_package if side == "sdk" else fam.cli_package) if fam else family
     other_package = (fam.cli_package if side == "sdk" else fam.sdk_package) if fam else "?"
-    by_release, measured, empty = _releases(given, family, side)
+    by_release, measured, empty, cells_of = _releases(given, family, side)
     mine = by_release.get(version, empty)
     axis = measured if version in measured else sorted_versions([*measured, version])
     at = axis.index(version)
@@ -94,10 +98,9 @@ def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
         leaks = pin_lines(given, family, sdk, cli, caveat=True)
     broke: list[Broken] = []
     if previous is not None:
-        before = by_release.get(previous, empty)
         key = [_OTHER[side], "probe", "mutation"]
-        was = {tuple(r[k] for k in key): r for r in before.to_dict("records")}
-        for r in mine.to_dict("records"):
+        was = {tuple(r[k] for k in key): r for r in cells_of.get(previous, [])}
+        for r in cells_of.get(version, []):
             old = was.get(tuple(r[k] for k in key))
             if old is None or RANK.get(str(old["outcome"])) != 0:
                 continue
@@ -112,15 +115,19 @@ def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
                        fam.caveat if fam else "", fam.caveat_with if fam else "", broke, counts)
 
 
-def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame]:
-    """The family's cells of each release of ``side``, those releases in order, and the slice of
-    a release with no cells; made once per ``Rows``: a feed asks this of hundreds of releases."""
-    def make() -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame]:
+def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame,
+                                                             dict[str, list[dict[str, Any]]]]:
+    """The family's cells of each release of ``side``, those releases in order, the slice of a
+    release with no cells, and each release's cells as records; made once per ``Rows``: a feed
+    asks this of hundreds of releases."""
+    def make() -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame, dict[str, list[dict[str, Any]]]]:
         frame = rows.frame
-        cells = frame[frame["family"] == family][["probe", "mutation", "sdk_version", "cli_version", "outcome",
-                                                  "error_message"]]
+        cells = frame[frame["family"] == family][_READ]
         groups = {str(v): g for v, g in cells.groupby(_THIS[side], sort=False)}
-        return groups, sorted_versions(list(groups)), cells.iloc[0:0]
+        cells_of: dict[str, list[dict[str, Any]]] = {}
+        for r in records(cells, _READ):
+            cells_of.setdefault(str(r[_THIS[side]]), []).append(r)
+        return groups, sorted_versions(list(groups)), cells.iloc[0:0], cells_of
     return rows.once(("release-notes", family, side), make)  # type: ignore[no-any-return]
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from matrix.ecosystems.base import Ecosystem, Run
-from matrix.present.rows import Rows
+from matrix.present.rows import RANGE_COLUMNS, Rows
 from matrix.versions import sorted_versions
 
 __all__ = ["Range", "pin_lines", "ranges", "ranges_where"]
@@ -46,15 +46,29 @@ def _sides(sdk: str | None) -> tuple[str, str]:
 def ranges_where(rows: Rows, family: str, sdk: str | None, cli: str | None,
                  good: Callable[[pd.DataFrame], pd.Series]) -> list[Range]:
     """For an SDK version, the runs of the other side's versions whose cells are ``good``; for a
-    version of the other side, the same of SDK versions. Made once per build for each release
-    and reading (pages, pins, API and answers all ask): the list is shared, do not modify it."""
-    this, other = _sides(sdk)
+    version of the other side, the same of SDK versions. ``good`` reads each cell by itself (no
+    cell's verdict depends on another's): it is asked once of the family's cells, not of each
+    release's. Made once per build for each release and reading (pages, pins, API and answers
+    all ask): the list is shared, do not modify it."""
+    this, _ = _sides(sdk)
     version = str(sdk if sdk is not None else cli)
 
     def make() -> list[Range]:
-        part = rows.release(family, this, version)
-        return ranges(_axis(rows, family, sdk, cli), set(part[good(part)][other]))
+        return ranges(_axis(rows, family, sdk, cli), _good_of(rows, family, good).get((this, version), set()))
     return rows.once(("ranges_where", family, this, version, good), make)  # type: ignore[no-any-return]
+
+
+def _good_of(rows: Rows, family: str, good: Callable[[pd.DataFrame], pd.Series]) -> dict[tuple[str, str], set[str]]:
+    """(side, release) -> the other side's releases whose cells with it are ``good``."""
+    def make() -> dict[tuple[str, str], set[str]]:
+        cells = rows.pairs(family)[[*RANGE_COLUMNS, *rows.refined_columns]]
+        ok = cells[good(cells)]
+        out: dict[tuple[str, str], set[str]] = {}
+        for s, c in zip(ok["sdk_version"], ok["cli_version"], strict=True):
+            out.setdefault(("sdk_version", s), set()).add(c)
+            out.setdefault(("cli_version", c), set()).add(s)
+        return out
+    return rows.once(("good", family, good), make)  # type: ignore[no-any-return]
 
 
 def _axis(rows: Rows, family: str, sdk: str | None, cli: str | None) -> list[str]:

@@ -95,6 +95,16 @@ class Rows:
         return found if found is not None else self.pairs()[[*RANGE_COLUMNS, *self.refined_columns]].iloc[0:0]
 
 
+    def of_release(self, family: str, side: str, version: str) -> pd.DataFrame:
+        """Every row (all columns, every probe) of ``family`` for one release (``side``:
+        ``sdk_version`` or ``cli_version``), empty where there is none: grouped once per family
+        and side, not a scan of every row per release."""
+        def make() -> dict[str, pd.DataFrame]:
+            mine = self.frame[self.frame["family"] == family]
+            return {str(v): g for v, g in mine.groupby(side, sort=False)}
+        found = self._once(("of release", family, side), make).get(version)
+        return found if found is not None else self.frame.iloc[0:0]
+
     def of_sdk(self, family: str, probe: str, sdk: str) -> pd.DataFrame:
         """Every row (all columns) of ``family``'s ``probe`` for one SDK release, empty where
         there is none: a page per release asks it of every release, so the family's rows of

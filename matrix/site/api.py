@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -30,7 +31,8 @@ from matrix.families.base import SiteView
 from matrix.families.registry import FAMILIES
 from matrix.markup import badge_path, yes_no
 from matrix.model import GOOD_OUTCOMES, NOT_A_VERDICT, Outcome
-from matrix.versions import sort_by_version, sorted_versions
+from matrix.present.records import records
+from matrix.versions import sort_key, sorted_versions
 
 __all__ = ["SCHEMAS", "Documents", "index_of", "publish_schemas", "remove_unwritten", "write_api"]
 
@@ -151,7 +153,13 @@ def _first_line(value: object) -> str | None:
     return value.strip().splitlines()[0][:300] if isinstance(value, str) and value.strip() else None
 
 
-def _cells(rows: pd.DataFrame, other: str) -> list[Cell]:
+# The columns v1's pair cells are read from (two of them by name: v1 names them).
+_PROTOCOL, _LEAKED = "protocol", "leaked"
+_CELL_COLUMNS = ("outcome", _PROTOCOL, "error_message", _LEAKED, "message_names_versions", "message_actionable",
+                 "flaky")
+
+
+def _cell(r: Mapping[str, Any], other: str) -> Cell:
     """A pair cell as API v1 gives it; v1's keys a family's payload has no field for are null
     (a list: empty)."""
     def number(value: object) -> int | None:
@@ -160,11 +168,23 @@ def _cells(rows: pd.DataFrame, other: str) -> list[Cell]:
     def names(value: object) -> list[str]:
         return [str(x) for x in value] if isinstance(value, list) else []
 
-    return [Cell(other=str(r[other]), outcome=str(r["outcome"]), protocol=number(r.get("protocol")),
-                 error=_first_line(r["error_message"]), left_running=names(r.get("leaked")),
-                 message_names_versions=yes_no(r.get("message_names_versions")),
-                 message_actionable=yes_no(r.get("message_actionable")), flaky=bool(r["flaky"]))
-            for r in sort_by_version(rows, other).to_dict("records")]
+    return Cell(other=str(r[other]), outcome=str(r["outcome"]), protocol=number(r.get(_PROTOCOL)),
+                error=_first_line(r["error_message"]), left_running=names(r.get(_LEAKED)),
+                message_names_versions=yes_no(r.get("message_names_versions")),
+                message_actionable=yes_no(r.get("message_actionable")), flaky=bool(r["flaky"]))
+
+
+def _cells(data: SiteView, family: str, side: str, version: str) -> list[Cell]:
+    """The pair cells of one release (``side``: ``sdk_version`` or ``cli_version``) in the other
+    side's release order: the family's are read once, not once per release."""
+    def make() -> dict[tuple[str, str], list[Cell]]:
+        by: dict[tuple[str, str], list[Cell]] = {}
+        for r in records(pairs(data.rows, family), ("sdk_version", "cli_version", *_CELL_COLUMNS)):
+            by.setdefault(("sdk_version", str(r["sdk_version"])), []).append(_cell(r, "cli_version"))
+            by.setdefault(("cli_version", str(r["cli_version"])), []).append(_cell(r, "sdk_version"))
+        return {k: sorted(cells, key=lambda c: sort_key(c.other)) for k, cells in by.items()}
+    found: dict[tuple[str, str], list[Cell]] = data.rows.once(("api v1 cells", family), make)
+    return list(found.get((side, version), []))
 
 
 def _spans(rs: list) -> list[Span]:  # type: ignore[type-arg]
@@ -177,7 +197,7 @@ def _bare(lines: list[str]) -> list[str]:
 
 def sdk_release(data: SiteView, family: str, sdk: str) -> SdkRelease:
     fam = FAMILIES[family]
-    rows = data.frame[(data.frame["family"] == family) & (data.frame["sdk_version"] == sdk)]
+    rows = data.rows.of_release(family, "sdk_version", sdk)
     # v1's grades read a payload field of a family's pair cells; a family without one has none.
     hs = rows[rows["probe"] == fam.pair_probe].reindex(columns=[*rows.columns, *(
         c for c in ("message_names_versions", "message_actionable") if c not in rows.columns)])
@@ -195,15 +215,14 @@ def sdk_release(data: SiteView, family: str, sdk: str) -> SdkRelease:
         leaves_cli_running_spans=_spans(caveat_ranges(data.rows, family, sdk=sdk)),
         message_grades=Grades(graded=len(failed), names_versions=int((failed["message_names_versions"] == True).sum()),  # noqa: E712
                               actionable=int((failed["message_actionable"] == True).sum())),  # noqa: E712
-        cells=_cells(hs, "cli_version"),
+        cells=_cells(data, family, "sdk_version", sdk) if not hs.empty else [],
         tolerance=[Check(probe=str(r["probe"]), check=str(r["mutation"]), outcome=str(r["outcome"]),
-                         error=_first_line(r["error_message"])) for r in others.to_dict("records")])
+                         error=_first_line(r["error_message"]))
+                   for r in records(others, ("probe", "mutation", "outcome", "error_message"))])
 
 
 def cli_release(data: SiteView, family: str, cli: str) -> CliRelease:
     fam = FAMILIES[family]
-    hs = pairs(data.rows, family)
-    rows = hs[hs["cli_version"] == cli]
     return CliRelease(
         family=family, package=fam.cli_package, version=cli,
         released=data.releases.get(family, {}).get("cli", {}).get(cli), sdk_package=fam.sdk_package,
@@ -211,7 +230,7 @@ def cli_release(data: SiteView, family: str, cli: str) -> CliRelease:
         works_with_spans=_spans(working_ranges(data.rows, family, cli=cli)),
         works_but_leaves_cli_running=_bare(pin_lines(data.rows, family, cli=cli, caveat=True)),
         leaves_cli_running_spans=_spans(caveat_ranges(data.rows, family, cli=cli)),
-        cells=_cells(rows, "sdk_version"))
+        cells=_cells(data, family, "cli_version", cli))
 
 
 def _colour(outcome: str | None) -> str:

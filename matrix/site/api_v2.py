@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from matrix.answers.analysis import does_not_start, pairs
 from matrix.families.base import Family, SiteView
 from matrix.families.registry import FAMILIES
+from matrix.present.records import records
 from matrix.present.rows import refined
 from matrix.site import api as v1
 from matrix.versions import sort_key
@@ -179,7 +180,7 @@ def sdk_release(data: SiteView, family: str, sdk: str, old: v1.SdkRelease | None
     fam = FAMILIES[family]
     old = old or v1.sdk_release(data, family, sdk)
     cells = _family_cells(data, fam) if cells is None else cells
-    rows = data.frame[(data.frame["family"] == family) & (data.frame["sdk_version"] == sdk)]
+    rows = data.rows.of_release(family, "sdk_version", sdk)
     others = rows[(rows["probe"] != fam.pair_probe) & ~rows["probe"].isin(fam.refined_by)].sort_values(
         ["probe", "mutation"])
     return SdkRelease(
@@ -190,7 +191,8 @@ def sdk_release(data: SiteView, family: str, sdk: str, old: v1.SdkRelease | None
         checks=[Check(probe=str(r["probe"]), check=str(r["mutation"]),
                       other=None if fam.standin else _text(r, "cli_version"), outcome=str(r["outcome"]),
                       error_type=_text(r, "error_type"), error=v1._first_line(r["error_message"]))
-                for r in others.to_dict("records")])
+                for r in records(others, ("probe", "mutation", "cli_version", "outcome", "error_type",
+                                          "error_message"))])
 
 
 def cli_release(data: SiteView, family: str, cli: str, old: v1.CliRelease | None = None,

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from matrix.model import NOT_A_VERDICT, Outcome
+from matrix.present.records import records
 from matrix.present.rows import Rows
 from matrix.versions import sort_key, sorted_versions
 
@@ -61,7 +62,7 @@ def cli_protocols(frame: pd.DataFrame | Rows, family: str) -> dict[str, int | No
     """CLI version -> the protocol version it reports (``NO_PROTOCOL``: none), when every
     measured cell agrees; CLIs with no evidence or conflicting evidence are left out."""
     seen: dict[str, set[int]] = {}
-    for r in handshake(frame, family).to_dict("records"):
+    for r in records(handshake(frame, family), ("cli_version", "protocol", "detail", "error_message")):
         cli = str(r["cli_version"])
         proto = r.get("protocol")
         detail: dict[str, Any] = r.get("detail") if isinstance(r.get("detail"), dict) else {}  # type: ignore[assignment]
@@ -80,7 +81,7 @@ def cli_protocols(frame: pd.DataFrame | Rows, family: str) -> dict[str, int | No
 def declared_window(frame: pd.DataFrame | Rows, family: str) -> dict[str, dict[str, Any]]:
     """SDK version -> what its source declares (the first non-empty record)."""
     out: dict[str, dict[str, Any]] = {}
-    for r in handshake(frame, family).to_dict("records"):
+    for r in records(handshake(frame, family), ("sdk_version", "sdk_declared")):
         decl = r.get("sdk_declared")
         if isinstance(decl, dict) and decl and str(r["sdk_version"]) not in out:
             out[str(r["sdk_version"])] = decl
@@ -110,7 +111,7 @@ def drift(frame: pd.DataFrame | Rows, family: str) -> tuple[list[DriftFinding], 
     windows = declared_window(frame, family)
     findings = []
     predicted = agree = 0
-    for r in handshake(frame, family).to_dict("records"):
+    for r in records(handshake(frame, family), ("sdk_version", "cli_version", "outcome", "error_message")):
         observed = str(r["outcome"])
         if observed in _UNKNOWN:
             continue
@@ -165,7 +166,7 @@ def semver_findings(frame: pd.DataFrame | Rows, family: str) -> list[SemverFindi
     other side's versions that worked before and do not after."""
     sub = handshake(frame, family)
     outcome = {(str(r["sdk_version"]), str(r["cli_version"])): (str(r["outcome"]), r["error_message"])
-               for r in sub.to_dict("records")}
+               for r in records(sub, ("sdk_version", "cli_version", "outcome", "error_message"))}
     found = []
     for side, this, other in (("sdk", "sdk_version", "cli_version"), ("cli", "cli_version", "sdk_version")):
         versions = [v for v in sorted_versions(sub[this])

@@ -93,7 +93,7 @@ _CONTROL_KINDS = {"result.control": "handshake results, notifications and reques
 def _judged_at(part: pd.DataFrame) -> dict[str, str]:
     """Control -> the CLI its rules were judged against (``NO_CLI`` where none could be)."""
     out: dict[str, str] = {}
-    for r in part.itertuples():
+    for r in part[["mutation", "cli_version"]].itertuples():
         if str(r.mutation) in RULES:
             out.setdefault(control_of(str(r.mutation)), str(r.cli_version))
     return out
@@ -284,7 +284,8 @@ def _choice(control: str, rows: pd.DataFrame, working: list[str]) -> Choice:
         return Choice(kind, control, "none", "", "", _first_line(rules["error_message"].iloc[0]))
     here = tried[tried["cli_version"] == at]
     outcome = str(here["outcome"].iloc[0]) if not here.empty else ""
-    failed = [f"{r.cli_version} ({_first_line(r.error_message) or str(r.outcome)})" for r in tried.itertuples()
+    failed = [f"{r.cli_version} ({_first_line(r.error_message) or str(r.outcome)})"
+              for r in tried[["cli_version", "error_message", "outcome"]].itertuples()
               if r.outcome not in (Outcome.PASSED.value, Outcome.NOT_APPLICABLE.value)]
     newest = working[-1] if working else ""
     if at == newest:
