@@ -9,6 +9,7 @@ prints them all."""
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -180,6 +181,19 @@ def check(root: str, files: Mapping[str, bytes], index: bytes | None,
     """Check a dataset of ``files`` (path relative to the root -> content, every file there but
     the manifest) against its manifest (``index``: its bytes, None when missing), and each row's
     payload against its family's (``typing``; None: not checked). ``root``: how paths are shown."""
+    # A read makes millions of objects and keeps them all: the cycle collector's passes over
+    # them while they are made find nothing to free, and took a third of the check's time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _check(root, files, index, typing)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check(root: str, files: Mapping[str, bytes], index: bytes | None,
+           typing: Typing | None) -> tuple[Snapshot, list[Violation]]:
     out: list[Violation] = []
 
     def at(rel: str) -> str:

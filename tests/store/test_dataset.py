@@ -217,3 +217,19 @@ def test_held_back_the_newest_cli_release_is_gone_but_what_stands_is_kept(tmp_pa
     assert held.verify()[1] == []
     bare = hold_back(data.root, tmp_path / "bare", "copilot-python", tmp_path / "work-bare")
     assert bare == "1.0.61" and [r.cli_version for r in Dataset(tmp_path / "bare").read()[0]] == ["1.0.60"]
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_a_read_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path, collecting: bool) -> None:
+    import gc
+
+    data = Dataset(tmp_path / "data")
+    data.fold(results_with(tmp_path, [row("1.0.0", "1.0.60")]))
+    was = gc.isenabled()
+    try:
+        (gc.enable if collecting else gc.disable)()
+        rows = Dataset(data.root).read()[0]
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert [r.cli_version for r in rows] == ["1.0.60"]
