@@ -15,10 +15,10 @@ from matrix.answers.analysis import rows_of
 from matrix.families.base import LETTERS, Family
 from matrix.families.payload import kind_of, payload_fields
 from matrix.families.registry import FAMILIES
-from matrix.model import KEY_FIELDS, OUTCOME_INFO, Outcome, Row
+from matrix.model import OUTCOME_INFO, Outcome
 from matrix.versions import sort_key
 
-__all__ = ["Columns", "check_tables", "matrix_tables", "of_cells", "print_report", "records", "report_columns",
+__all__ = ["Columns", "check_tables", "matrix_tables", "print_report", "records", "report_columns",
            "summary_table"]
 
 # The core's columns a report shows, around every payload column the families declare.
@@ -162,13 +162,6 @@ def _print_wide(table: Table, console: Console, first: int, each: int) -> None:
     wide = console if console.width >= need else Console(
         width=need, force_terminal=console.is_terminal, no_color=console.no_color)
     wide.print(table)
-
-
-def of_cells(frame: pd.DataFrame, rows: list[Row]) -> pd.DataFrame:
-    """The cells of ``frame`` that ``rows`` measured (a run's own: the report of `run --new`
-    shows what the run added, not the whole history again)."""
-    keys = {r.key() for r in rows}
-    return frame[[k in keys for k in zip(*(frame[c] for c in KEY_FIELDS), strict=True)]]
 
 
 def print_report(frame: pd.DataFrame, console: Console) -> None:

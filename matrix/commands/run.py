@@ -9,15 +9,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from matrix.answers.report import of_cells, print_report
+from matrix.answers.report import print_report
 from matrix.commands.command import Command
 from matrix.commands.common import add_config_arguments, add_data_argument, data_of, err_console, load, positive
 from matrix.errors import UserError
+from matrix.families.registry import cells_frame
 from matrix.model import OUTCOME_INFO, Outcome, Row
 from matrix.pipeline.candidates import candidate
 from matrix.pipeline.shard import parse_shard
 from matrix.pipeline.workflow import RunRequest, execute
-from matrix.store.dataset import Sources
 
 __all__ = ["COMMAND", "RichReporter"]
 
@@ -58,14 +58,9 @@ class RichReporter:
         if phase in self.tasks:
             self.progress.advance(self.tasks[phase])
 
-    def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
-        frame, _ = sources.frame()
-        frame = frame[frame["family"].isin(families)]
-        if only is not None:
-            frame = of_cells(frame, only)
-            if frame.empty:
-                return
-        print_report(frame, self.console)
+    def report(self, rows: list[Row]) -> None:
+        if rows:
+            print_report(cells_frame(rows), self.console)
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:

@@ -33,7 +33,6 @@ from matrix.families.registry import FAMILIES, open_sources
 from matrix.model import Row
 from matrix.pipeline.candidates import Candidate, candidate
 from matrix.pipeline.workflow import RunRequest, execute
-from matrix.store.dataset import Sources
 from matrix.versions import apply_selection, newest_release
 
 __all__ = ["COMMAND"]
@@ -60,7 +59,7 @@ def _measure(args: argparse.Namespace, cand: Candidate, targets: list[str], resu
     class Progress(RichReporter):
         """A run's progress, on stderr (stdout is the answer's), without the family's matrix."""
 
-        def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
+        def report(self, rows: list[Row]) -> None:
             pass
 
     kept = data_of(args)

@@ -49,9 +49,9 @@ class Reporter(Protocol):
         """A cell of ``phase`` was measured."""
         ...
 
-    def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
-        """The matrix at the end of the run; ``only``: of these cells alone (``run --new``: what
-        the run added, not the whole history again)."""
+    def report(self, rows: list[Row]) -> None:
+        """The matrix of the cells this run measured, at its end (the whole matrix is
+        `compat-matrix report`: printing it again after every run took longer than a cell)."""
         ...
 
 
@@ -240,7 +240,7 @@ def summarize(state: RunState) -> RunState:
                           f"{IDLE_TO_PARK:.0%} idle): it was computing, not waiting")
         if runner.env_seconds:
             state.ui.info("installs: " + ", ".join(f"{k} {v}s" for k, v in sorted(runner.env_seconds.items())))
-    state.ui.report(state.sources, [r.family for r in state.resolved], only=rows if req.new else None)
+    state.ui.report(rows)
     return state
 
 

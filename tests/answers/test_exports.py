@@ -135,19 +135,17 @@ def test_the_terminal_matrix_has_a_word_for_every_outcome() -> None:
     assert "n/a" in console.export_text()
 
 
-def test_the_report_of_a_run_that_added_one_release_shows_that_release_alone() -> None:
-    """`run --new` ends with the cells it measured, not the family's whole history again."""
+def test_a_run_ends_with_the_matrix_of_the_cells_it_measured_alone() -> None:
+    """Not the family's whole history again (that is `compat-matrix report`)."""
     from rich.console import Console
 
-    from matrix.answers.report import of_cells, print_report
+    from matrix.commands.run import RichReporter
     from tests.conftest import make_row
 
-    old = [make_row(sdk, cli, "compatible") for sdk in ("1.0.1", "1.0.2") for cli in ("0.0.400", "0.0.401")]
     new = [make_row(sdk, "0.0.402", "refused") for sdk in ("1.0.1", "1.0.2")]
-    frame = of_cells(cells_frame(old + new), new)
-    assert sorted(frame["cli_version"]) == ["0.0.402", "0.0.402"]
     console = Console(width=200, record=True, force_terminal=False)
-    print_report(frame, console)
+    RichReporter(console, console).report(new)
     text = console.export_text()
-    assert "0.0.402" in text and "0.0.400" not in text and "0.0.401" not in text
-    assert of_cells(cells_frame(old), []).empty
+    assert "0.0.402" in text and "1.0.1" in text and "1.0.2" in text and "0.0.401" not in text
+    RichReporter(console, console).report([])
+    assert console.export_text() == ""  # nothing measured: no empty tables

@@ -13,7 +13,7 @@ from matrix.model import NO_CLI, Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved
 from matrix.pipeline.workflow import RunRequest, RunState, execute, measure, prepare_store, summarize
-from matrix.store.dataset import Dataset, Sources
+from matrix.store.dataset import Dataset
 from matrix.store.results import Store
 from tests.pipeline.fake_family import SLOW, ScriptedFamily, family
 
@@ -37,8 +37,8 @@ class Told:
     def row(self, row: Row, phase: str) -> None:
         self.rows.append(row)
 
-    def report(self, sources: Sources, families: list[str], only: list[Row] | None = None) -> None:
-        self.lines.append(f"report of {families}" + ("" if only is None else f" ({len(only)} cells)"))
+    def report(self, rows: list[Row]) -> None:
+        self.lines.append(f"report of {len(rows)} cells")
 
 
 def run(fam: ScriptedFamily, results: Path, **request: object) -> tuple[int, Told]:
