@@ -22,6 +22,7 @@ from matrix.errors import InfraError
 from matrix.execute import proc
 from matrix.execute.cache import dir_size
 from matrix.execute.sandbox import sandbox
+from matrix.execute.storage import write_atomic
 from matrix.families.copilot.cli_seed import Seed, make_seed
 from matrix.families.copilot.compile_cache import PORTABLE, asked_status, make_compile_cache
 
@@ -30,6 +31,7 @@ __all__ = ["CliInstall", "Runtime", "RuntimeSource", "does_not_start", "first_ru
 
 _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
 RUNTIME_FILE = ".compat-matrix-runtime.json"
+SAYS_FILE = ".compat-matrix-says.json"  # self_reported_version's answer
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class CliInstall:
     # Optional packages (the native binary) the registry does not serve: npm installed the
     # CLI without them and its loader runs the JavaScript fallback.
     not_served: tuple[str, ...] = ()
+    home: Path | None = None  # the installed prefix: what is asked of the release once is kept there
 
 
 def platform_label() -> str:
@@ -142,19 +145,32 @@ def prepare_cli(
     if extra:
         prefix.add_bytes(extra)
     return CliInstall(prefix.version, entry, chosen, output, failures, seed=seed, not_served=not_served,
-                      compile_cache=compiled)
+                      compile_cache=compiled, home=prefix.location)
 
 
 def self_reported_version(cli: CliInstall, runtime: Runtime, scratch: Path, timeout: float) -> str | None:
     """What the CLI answers to `status.get` when asked with no SDK (``matrix/families/copilot/cli_status.py``),
-    in a sandbox like a cell's; None when it does not answer."""
+    in a sandbox like a cell's; None when it does not answer. An answer is kept with the install
+    (``SAYS_FILE``, per runtime): a release says the same every time, and asking took a CLI
+    start per run for every release that misreports itself."""
+    stamp = cli.home / SAYS_FILE if cli.home is not None else None
+    try:
+        kept = json.loads(stamp.read_text()) if stamp is not None else None
+    except (OSError, ValueError):
+        kept = None
+    if isinstance(kept, dict) and kept.get("runtime") == runtime.label and isinstance(kept.get("version"), str):
+        return str(kept["version"])
     with asked_status(runtime.node, cli.entry, cli.seed, scratch, timeout) as (res, _box):
         pass
     try:
         version = json.loads(res.stdout.strip().splitlines()[-1])["version"]
     except (ValueError, IndexError, KeyError, TypeError):
         return None
-    return str(version) if version else None
+    if not version:
+        return None
+    if stamp is not None:  # no answer (a timeout on a busy machine) is asked again next run
+        write_atomic(stamp, json.dumps({"runtime": runtime.label, "version": str(version)}))
+    return str(version)
 
 
 def _seed(prefix: NpmPrefix, entry: Path, rt: Runtime | None, scratch: Path, timeout: float) -> Seed | None:

@@ -78,3 +78,21 @@ def test_the_version_a_cell_expects(seen: str | None, launches: int, says: str |
     assert cell(cli_says).expected_cli(run_with(seen, launches)) == expected
     assert not asked or (seen not in (None, "1.0.81") and launches == 1)  # asked only when it matters
     assert cell(None).expected_cli(run_with(seen, launches)) == "1.0.81"
+
+
+def test_what_a_release_says_is_asked_once_per_install_and_runtime_and_no_answer_is_not_kept(tmp_path: Path) -> None:
+    from matrix.families.copilot.cli import SAYS_FILE, CliInstall, Runtime, self_reported_version
+
+    fake, home, scratch = tmp_path / "fake_cli.py", tmp_path / "prefix", tmp_path / "scratch"
+    home.mkdir()
+    scratch.mkdir()
+    fake.write_text(FAKE)
+    cli = CliInstall("1.0.81", fake, None, "", {}, home=home)
+    python = Runtime("node20", Path(sys.executable))
+    assert self_reported_version(cli, python, scratch, 30) == "0.0.1"
+    fake.write_text("import sys; sys.exit(1)\n")  # it would say nothing now: the kept answer stands
+    assert self_reported_version(cli, python, scratch, 30) == "0.0.1"
+    assert self_reported_version(cli, Runtime("node24", Path(sys.executable)), scratch, 30) is None
+    (home / SAYS_FILE).unlink()
+    assert self_reported_version(cli, python, scratch, 30) is None
+    assert not (home / SAYS_FILE).exists()  # asked again next run
