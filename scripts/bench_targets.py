@@ -49,6 +49,8 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from matrix.execute.cache import cache_root  # noqa: E402
+from matrix.execute.environment import evict  # noqa: E402
 from matrix.families.registry import open_sources  # noqa: E402
 from matrix.store.holdback import hold_back  # noqa: E402
 from matrix.versions import sorted_versions  # noqa: E402
@@ -56,6 +58,9 @@ from matrix.versions import sorted_versions  # noqa: E402
 NEW_CLI_TARGET = 120.0
 FLOOR_TARGET = 1.15
 SESSION_TARGET = 1.3
+# The console script, not ``python -m``: cpu_split tells the harness by the name it ran under.
+HARNESS = Path(sys.executable).parent / "compat-matrix"
+CLI_ENV_GB = 1.0  # a CLI release installed, with room to spare (0.4-0.8 GB measured)
 FAMILIES = ("copilot-python", "copilot-node", "copilot-go")
 
 
@@ -124,17 +129,18 @@ def measured_cells(results: Path, cli: str) -> Counter[str]:
     return Counter(r["probe"] for r in rows)
 
 
-def under_perf(args: list[str], out: Path) -> tuple[float, float]:
+def under_perf(args: list[str], out: Path) -> tuple[float, float, str]:
     """``compat-matrix ARGS`` under scripts/cpu_split.py: (wall seconds, the CLI-only floor in
-    seconds: the CPU-seconds of the CLIs the cells started over the machine's cores)."""
+    seconds: the CPU-seconds of the CLIs the cells started over the machine's cores, what the
+    run printed)."""
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "cpu_split.py"), "--out", str(out), "--",
-                          sys.executable, "-m", "matrix.commands.cli", *args], capture_output=True, text=True,
+                          str(HARNESS), *args], capture_output=True, text=True,
                          cwd=ROOT, timeout=6 * 3600, env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"})
     wall = re.search(r"CPU by kind of process over ([\d.]+) s", res.stdout)
     floor = re.search(r"the CLI's own processes alone need [\d.]+ min \(([\d.]+) s\)", res.stdout)
     if not wall or not floor:
         raise SystemExit(f"cpu_split printed no figures:\n{res.stdout[-2000:]}{res.stderr[-2000:]}")
-    return float(wall.group(1)), float(floor.group(1))
+    return float(wall.group(1)), float(floor.group(1)), res.stdout
 
 
 def new_cli_release(family: str, sdks: list[str], probes: list[str], work: Path, warm: bool,
@@ -152,7 +158,7 @@ def new_cli_release(family: str, sdks: list[str], probes: list[str], work: Path,
             raise SystemExit(f"{family}: the warm-up run exited {first.returncode}:\n{first.stderr[-2000:]}")
     results = ["--results", str(work / family)]
     if floor:
-        wall, cli_floor = under_perf([*base, *results], work / f"{family}-perf.data")
+        wall, cli_floor, _ = under_perf([*base, *results], work / f"{family}-perf.data")
     else:
         t0 = time.monotonic()
         res = compat_matrix(*base, *results, timeout=7200)
@@ -172,12 +178,23 @@ def new_cli_release(family: str, sdks: list[str], probes: list[str], work: Path,
     return figures
 
 
+def make_room(chunk: int) -> None:
+    """Evict the least recently used CLI environments until ``chunk`` more fit matrix.toml's
+    cache budget: a run evicts the environments it is done with first, so a warm pass that
+    met a full cache evicts its own first CLIs, and the timed pass installed them again."""
+    budget = tomllib.loads((ROOT / "matrix.toml").read_text()).get("run", {}).get("cache_budget_gb", 12.0)
+    root = cache_root() / "envs" / "cli"
+    for kind in (d.name for d in root.iterdir() if d.is_dir()) if root.is_dir() else ():
+        evict(root, kind, max(0, int((budget - chunk * CLI_ENV_GB) * 1024**3)), keep=set())
+
+
 def history_floor(family: str, sdks: list[str], work: Path, chunk: int) -> Figure:
     """The handshake cells of ``sdks`` against every CLI release of the dataset, under perf:
     wall / floor. The CLI releases go ``chunk`` at a time, each chunk's environments installed
     by a first pass that is not timed (a whole history of CLIs does not fit matrix.toml's cache
-    budget, and an install is not the harness's overhead this figure is about); the walls and
-    the floors of the timed passes are summed."""
+    budget, and an install is not the harness's overhead this figure is about); a timed pass
+    that installed anything is refused, not counted. The walls and the floors of the timed
+    passes are summed."""
     sides = open_sources(work / "no-results", ROOT / "data").releases().get(family, {})
     clis = sorted_versions(list(sides.get("cli", {})))
     if not clis:
@@ -187,11 +204,16 @@ def history_floor(family: str, sdks: list[str], work: Path, chunk: int) -> Figur
         part = [a for v in clis[start:start + chunk] for a in ("--cli", v)]
         args = ["run", "--family", family, "--probe", "handshake", "--force", "--data", str(ROOT / "data"),
                 *[a for v in sdks for a in ("--sdk", v)], *part]
+        make_room(chunk)
         first = compat_matrix(*args, "--results", str(work / f"history-warm-{n}"), timeout=7200)
         if first.returncode not in (0, 3):
             raise SystemExit(f"{family}: the warm-up of CLI chunk {n} exited {first.returncode}:\n"
                              f"{first.stderr[-2000:]}")
-        w, f = under_perf([*args, "--results", str(work / f"history-{n}")], work / f"history-{n}.data")
+        w, f, said = under_perf([*args, "--results", str(work / f"history-{n}")], work / f"history-{n}.data")
+        installed = re.search(r"^installs: (.*)$", said, re.M)
+        if installed:
+            raise SystemExit(f"{family}: the timed pass of CLI chunk {n} installed what its warm-up had "
+                             f"({installed.group(1)[:300]}): run again with a smaller --history-chunk")
         print(f"  history chunk {n + 1}: CLI {clis[start]} .. {clis[min(start + chunk, len(clis)) - 1]}: "
               f"{w:.0f} s, floor {f:.0f} s", file=sys.stderr, flush=True)
         wall, floor = wall + w, floor + f
