@@ -49,6 +49,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from matrix.commands.common import load  # noqa: E402
 from matrix.execute.cache import cache_root  # noqa: E402
 from matrix.execute.environment import evict  # noqa: E402
 from matrix.families.registry import open_sources  # noqa: E402
@@ -182,7 +183,7 @@ def make_room(chunk: int) -> None:
     """Evict the least recently used CLI environments until ``chunk`` more fit matrix.toml's
     cache budget: a run evicts the environments it is done with first, so a warm pass that
     met a full cache evicts its own first CLIs, and the timed pass installed them again."""
-    budget = tomllib.loads((ROOT / "matrix.toml").read_text()).get("run", {}).get("cache_budget_gb", 12.0)
+    budget = load(argparse.Namespace(config=str(ROOT / "matrix.toml"))).run.cache_budget_gb
     root = cache_root() / "envs" / "cli"
     for kind in (d.name for d in root.iterdir() if d.is_dir()) if root.is_dir() else ():
         evict(root, kind, max(0, int((budget - chunk * CLI_ENV_GB) * 1024**3)), keep=set())
