@@ -9,6 +9,7 @@ there (best rank of its vocabulary) and does not here. Measured cells only, on b
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -79,20 +80,20 @@ class ReleaseNote:
         return works + broke
 
 
-_READ = ["probe", "mutation", "sdk_version", "cli_version", "outcome", "error_message"]
+_READ = ("probe", "mutation", "sdk_version", "cli_version", "outcome", "error_message")
 
 
 def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
     fam = FAMILIES.get(family)
     package = (fam.sdk_package if side == "sdk" else fam.cli_package) if fam else family
     other_package = (fam.cli_package if side == "sdk" else fam.sdk_package) if fam else "?"
-    by_release, measured, empty, cells_of = _releases(given, family, side)
-    mine = by_release.get(version, empty)
+    cells_of, measured = _releases(given, family, side)
+    mine = cells_of.get(version, [])
     axis = measured if version in measured else sorted_versions([*measured, version])
     at = axis.index(version)
     previous = axis[at - 1] if at else None
     works = leaks = []
-    if fam is not None and fam.pair_probe and not mine[mine["probe"] == fam.pair_probe].empty:
+    if fam is not None and fam.pair_probe and any(r["probe"] == fam.pair_probe for r in mine):
         sdk, cli = (version, None) if side == "sdk" else (None, version)
         works = pin_lines(given, family, sdk, cli)
         leaks = pin_lines(given, family, sdk, cli, caveat=True)
@@ -100,7 +101,7 @@ def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
     if previous is not None:
         key = [_OTHER[side], "probe", "mutation"]
         was = {tuple(r[k] for k in key): r for r in cells_of.get(previous, [])}
-        for r in cells_of.get(version, []):
+        for r in mine:
             old = was.get(tuple(r[k] for k in key))
             if old is None or RANK.get(str(old["outcome"])) != 0:
                 continue
@@ -108,26 +109,22 @@ def _note(given: Rows, family: str, side: str, version: str) -> ReleaseNote:
                 error = r.get("error_message")
                 broke.append(Broken(str(r[_OTHER[side]]), str(r["probe"]), str(r["mutation"]), str(old["outcome"]),
                                     str(r["outcome"]), error if isinstance(error, str) else None))
-    order = sorted_versions(list(mine[_OTHER[side]]))
+    order = sorted_versions([r[_OTHER[side]] for r in mine])
     broke.sort(key=lambda b: (b.probe, b.mutation, order.index(b.other)))
-    counts = {str(k): int(v) for k, v in mine["outcome"].value_counts().sort_index().items()}
+    counts = dict(sorted(Counter(str(r["outcome"]) for r in mine).items()))
     return ReleaseNote(family, side, package, version, other_package, previous, works, leaks,
                        fam.caveat if fam else "", fam.caveat_with if fam else "", broke, counts)
 
 
-def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame,
-                                                             dict[str, list[dict[str, Any]]]]:
-    """The family's cells of each release of ``side``, those releases in order, the slice of a
-    release with no cells, and each release's cells as records; made once per ``Rows``: a feed
-    asks this of hundreds of releases."""
-    def make() -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame, dict[str, list[dict[str, Any]]]]:
+def _releases(rows: Rows, family: str, side: str) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """The family's cells of each release of ``side`` (as records) and those releases in order;
+    made once per ``Rows``: a feed asks this of hundreds of releases."""
+    def make() -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
         frame = rows.frame
-        cells = frame[frame["family"] == family][_READ]
-        groups = {str(v): g for v, g in cells.groupby(_THIS[side], sort=False)}
         cells_of: dict[str, list[dict[str, Any]]] = {}
-        for r in records(cells, _READ):
+        for r in records(frame[frame["family"] == family], _READ):
             cells_of.setdefault(str(r[_THIS[side]]), []).append(r)
-        return groups, sorted_versions(list(groups)), cells.iloc[0:0], cells_of
+        return cells_of, sorted_versions(list(cells_of))
     return rows.once(("release-notes", family, side), make)  # type: ignore[no-any-return]
 
 
