@@ -97,22 +97,24 @@ class Rows:
 
     def of_release(self, family: str, side: str, version: str) -> pd.DataFrame:
         """Every row (all columns, every probe) of ``family`` for one release (``side``:
-        ``sdk_version`` or ``cli_version``), empty where there is none: grouped once per family
-        and side, not a scan of every row per release."""
-        def make() -> dict[str, pd.DataFrame]:
-            mine = self.frame[self.frame["family"] == family]
-            return {str(v): g for v, g in mine.groupby(side, sort=False)}
-        found = self._once(("of release", family, side), make).get(version)
-        return found if found is not None else self.frame.iloc[0:0]
+        ``sdk_version`` or ``cli_version``), empty where there is none."""
+        return self._group(("of release", family, side), lambda: self.frame[self.frame["family"] == family],
+                           side, version)
 
     def of_sdk(self, family: str, probe: str, sdk: str) -> pd.DataFrame:
         """Every row (all columns) of ``family``'s ``probe`` for one SDK release, empty where
-        there is none: a page per release asks it of every release, so the family's rows of
-        the probe are grouped once."""
+        there is none."""
+        return self._group(("of sdk", family, probe),
+                           lambda: self.frame[(self.frame["family"] == family) & (self.frame["probe"] == probe)],
+                           "sdk_version", sdk)
+
+    def _group(self, key: Any, mine: Callable[[], pd.DataFrame], by: str, value: str) -> pd.DataFrame:
+        """The rows of ``mine`` whose ``by`` is ``value`` (all columns; empty where none): a page
+        per release asks this of every release, so ``mine`` is grouped once, not scanned per
+        release."""
         def make() -> dict[str, pd.DataFrame]:
-            mine = self.frame[(self.frame["family"] == family) & (self.frame["probe"] == probe)]
-            return {str(v): g for v, g in mine.groupby("sdk_version", sort=False)}
-        found = self._once(("of sdk", family, probe), make).get(sdk)
+            return {str(v): g for v, g in mine().groupby(by, sort=False)}
+        found = self._once(key, make).get(value)
         return found if found is not None else self.frame.iloc[0:0]
 
 

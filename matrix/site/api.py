@@ -215,7 +215,7 @@ def sdk_release(data: SiteView, family: str, sdk: str) -> SdkRelease:
         leaves_cli_running_spans=_spans(caveat_ranges(data.rows, family, sdk=sdk)),
         message_grades=Grades(graded=len(failed), names_versions=int((failed["message_names_versions"] == True).sum()),  # noqa: E712
                               actionable=int((failed["message_actionable"] == True).sum())),  # noqa: E712
-        cells=_cells(data, family, "sdk_version", sdk) if not hs.empty else [],
+        cells=_cells(data, family, "sdk_version", sdk),
         tolerance=[Check(probe=str(r["probe"]), check=str(r["mutation"]), outcome=str(r["outcome"]),
                          error=_first_line(r["error_message"]))
                    for r in records(others, ("probe", "mutation", "outcome", "error_message"))])
