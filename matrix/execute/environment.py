@@ -13,6 +13,7 @@ import functools
 import json
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,8 +39,22 @@ LAST_USED = ".compat-matrix-last-used"
 NO_SPACE = re.compile(r"(ENOSPC|no space left on device)", re.IGNORECASE)  # Go writes it in lower case
 
 
-@functools.cache
+_ASKING: dict[tuple[str, ...], threading.Lock] = {}
+_ASKING_LOCK = threading.Lock()
+
+
 def tool_version(argv: tuple[str, ...]) -> str:
+    """What ``argv`` prints last, asked once per process: every environment's fingerprint asks,
+    and a run's first cells ask at once (four ``npm --version`` in parallel were a second of
+    CPU at the start of every run, before a cell could start)."""
+    with _ASKING_LOCK:
+        lock = _ASKING.setdefault(argv, threading.Lock())
+    with lock:
+        return _tool_version(argv)
+
+
+@functools.cache
+def _tool_version(argv: tuple[str, ...]) -> str:
     res = proc.run(proc.Request(argv, install_env(), Path.cwd(), timeout=60))
     if not res.ok:
         raise InfraError(" ".join(argv), f"failed: {res.stderr.strip()[-300:]}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +14,7 @@ from typing import ClassVar
 import pytest
 
 from matrix.errors import InfraError, UninstallableError
-from matrix.execute.environment import FINGERPRINT, Environment, evict, with_retries
+from matrix.execute.environment import FINGERPRINT, Environment, evict, tool_version, with_retries
 
 
 @dataclass
@@ -192,3 +194,20 @@ def test_a_build_step_that_timed_out_or_met_a_full_disk_is_the_machines_failure(
             env._machine_failed("building the agent", res, 900)
         assert "building the agent for github.com/github/copilot-sdk/go 0.2.0" in str(exc.value)
         assert said in str(exc.value)
+
+
+def test_a_tool_asked_by_many_threads_at_once_is_run_once(tmp_path: Path) -> None:
+    """Every environment's fingerprint asks its tool's version, and a run's first cells ask at
+    once: each asking started the tool (four ``npm --version`` at every run's start)."""
+    log = tmp_path / "runs"
+    script = f"import time, pathlib; p = pathlib.Path({str(log)!r}); p.write_text(p.read_text() + 'x' " \
+             "if p.exists() else 'x'); time.sleep(0.3); print('tool 1.2.3')"
+    argv = (sys.executable, "-c", script)
+    answers: list[str] = []
+    threads = [threading.Thread(target=lambda: answers.append(tool_version(argv))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == ["tool 1.2.3"] * 4
+    assert log.read_text() == "x"
