@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from matrix.commands.common import load  # noqa: E402
-from matrix.execute.cache import cache_root  # noqa: E402
+from matrix.execute.cache import cache_root, dir_size  # noqa: E402
 from matrix.execute.environment import E, evict, make_env  # noqa: E402
 from matrix.families.registry import FAMILIES as FAMILY_OF  # noqa: E402
 from matrix.families.registry import open_sources  # noqa: E402
@@ -66,6 +67,8 @@ SESSION_TARGET = 1.3
 # The console script, not ``python -m``: cpu_split tells the harness by the name it ran under.
 HARNESS = Path(sys.executable).parent / "compat-matrix"
 CLI_ENV_GB = 0.55  # the largest CLI release installed, measured (0.19-0.54 GB)
+DISK_RESERVE_GB = 12.0  # left free by the history's bigger cache budget
+HISTORY_BUDGET_MAX_GB = 30.0
 FAMILIES = ("copilot-python", "copilot-node", "copilot-go")
 
 
@@ -102,10 +105,14 @@ def held_back(family: str, work: Path) -> tuple[Path, str]:
     return data, cli
 
 
-def config_for(family: str, cli: str, sdks: list[str], probes: list[str], path: Path) -> Path:
+def config_for(family: str, cli: str, sdks: list[str], probes: list[str], path: Path,
+               budget: float | None = None) -> Path:
     """matrix.toml's run, timeouts and family table, its CLI selection ending at ``cli`` (a release
-    published since the dataset's newest is not this figure's), narrowed by ``sdks`` and ``probes``."""
+    published since the dataset's newest is not this figure's), narrowed by ``sdks`` and ``probes``;
+    ``budget``: another cache budget (GB)."""
     plan = tomllib.loads((ROOT / "matrix.toml").read_text())
+    if budget is not None:
+        plan["run"] = {**plan.get("run", {}), "cache_budget_gb": budget}
     table = {**plan["families"][family], "cli": {**plan["families"][family].get("cli", {}), "select": [f"<={cli}"]}}
     if sdks:
         table["sdk"] = {"select": sdks}
@@ -183,11 +190,24 @@ def new_cli_release(family: str, sdks: list[str], probes: list[str], work: Path,
     return figures
 
 
-def make_room(chunk: int) -> None:
-    """Evict the least recently used CLI environments until ``chunk`` more fit matrix.toml's
-    cache budget: a run evicts the environments it is done with first, so a warm pass that
-    met a full cache evicts its own first CLIs, and the timed pass installed them again."""
-    budget = load(argparse.Namespace(config=str(ROOT / "matrix.toml"))).run.cache_budget_gb
+def budget_of(config: Path) -> float:
+    return load(argparse.Namespace(config=str(config))).run.cache_budget_gb
+
+
+def history_budget() -> float:
+    """The cache budget (GB) of the history's runs: matrix.toml's, or more where the disk has
+    room (its free space and the CLI releases cached now, less ``DISK_RESERVE_GB``): each run
+    counts its start and end once, and a history of CLIs fits the disk in fewer runs than it
+    fits the daily budget."""
+    cached = dir_size(cache_root() / "envs" / "cli") / 1024**3 if (cache_root() / "envs" / "cli").is_dir() else 0.0
+    room = shutil.disk_usage(cache_root() if cache_root().is_dir() else ROOT).free / 1024**3 + cached
+    return max(budget_of(ROOT / "matrix.toml"), min(HISTORY_BUDGET_MAX_GB, room - DISK_RESERVE_GB))
+
+
+def make_room(chunk: int, budget: float) -> None:
+    """Evict the least recently used CLI environments until ``chunk`` more fit the cache
+    budget: a run evicts the environments it is done with first, so a warm pass that met a
+    full cache evicts its own first CLIs, and the timed pass installed them again."""
     root = cache_root() / "envs" / "cli"
     for kind in (d.name for d in root.iterdir() if d.is_dir()) if root.is_dir() else ():
         evict(root, kind, max(0, int((budget - chunk * CLI_ENV_GB) * 1024**3)), keep=set())
@@ -206,7 +226,7 @@ def installed(family: str, sdk: str, clis: list[str]) -> list[str]:
     return ready
 
 
-def history_floor(family: str, sdks: list[str], work: Path, chunk: int) -> Figure:
+def history_floor(family: str, sdks: list[str], work: Path, chunk: int | None) -> Figure:
     """The handshake cells of ``sdks`` against every CLI release of the dataset, under perf:
     wall / floor. The CLI releases go as many at a time as the cache budget holds, each run's
     environments installed by a first pass that is not timed (a whole history of CLIs does
@@ -219,12 +239,18 @@ def history_floor(family: str, sdks: list[str], work: Path, chunk: int) -> Figur
     clis = sorted_versions(list(sides.get("cli", {})))
     if not clis:
         raise SystemExit(f"{family}: the dataset lists no CLI release")
+    budget = history_budget()
+    config = config_for(family, clis[-1], sdks, ["handshake"], work / "history.toml", budget)
+    if chunk is None:  # runs of even length, each within what the budget holds of the largest CLIs
+        runs = -(-len(clis) // max(1, int(budget // CLI_ENV_GB)))
+        chunk = -(-len(clis) // runs)
+    print(f"  history: cache budget {budget:.0f} GB, {chunk} CLI releases a run", file=sys.stderr, flush=True)
     wall = floor = 0.0
     left, n = list(clis), 0
+    base = ["run", "--config", str(config), "--family", family, "--probe", "handshake", "--force",
+            "--data", str(ROOT / "data"), *[a for v in sdks for a in ("--sdk", v)]]
     while left:
-        base = ["run", "--family", family, "--probe", "handshake", "--force", "--data", str(ROOT / "data"),
-                *[a for v in sdks for a in ("--sdk", v)]]
-        make_room(chunk)
+        make_room(chunk, budget)
         tried = left[:chunk]
         first = compat_matrix(*base, *[a for v in tried for a in ("--cli", v)],
                               "--results", str(work / f"history-warm-{n}"), timeout=7200)
@@ -245,6 +271,7 @@ def history_floor(family: str, sdks: list[str], work: Path, chunk: int) -> Figur
               f"floor {f:.0f} s", file=sys.stderr, flush=True)
         wall, floor, n = wall + w, floor + f, n + 1
         left = [v for v in left if v not in part]
+    make_room(0, budget_of(ROOT / "matrix.toml"))  # the cache as the daily budget keeps it
     return Figure(f"{family}: handshake history of sdk {', '.join(sdks)} x {len(clis)} CLI releases "
                   f"in {n} runs, wall / CLI-only floor", wall / floor, FLOOR_TARGET, "x")
 
@@ -268,7 +295,7 @@ def main() -> None:
     parser.add_argument("--history-sdk", action="append", default=[],
                         help="measure the floor figure on these SDK releases' handshake history (needs perf)")
     parser.add_argument("--history-chunk", type=int,
-                        help="CLI releases tried at once (default: matrix.toml's cache budget over the largest CLI "
+                        help="CLI releases tried at once (default: the history's cache budget over the largest CLI "
                              f"release measured, {CLI_ENV_GB} GB); those the warm pass evicts again go to the next run")
     parser.add_argument("--no-new-release", action="store_true", help="leave out the new-release figure")
     parser.add_argument("--no-session", action="store_true", help="leave out the session figure")
@@ -292,9 +319,7 @@ def main() -> None:
             if not args.no_session:
                 figures.append(session_ratio(family, args.repeat))
         if args.history_sdk:
-            budget = load(argparse.Namespace(config=str(ROOT / "matrix.toml"))).run.cache_budget_gb
-            chunk = args.history_chunk or max(1, int(budget // CLI_ENV_GB))
-            figures.append(history_floor(families[0], args.history_sdk, work, chunk))
+            figures.append(history_floor(families[0], args.history_sdk, work, args.history_chunk))
     memory = psutil.virtual_memory().total / 2**30
     print(f"issue 31's targets on {datetime.now(UTC):%Y-%m-%d}, {platform.machine()} with {psutil.cpu_count()} "
           f"cores and {memory:.0f} GiB, Python {platform.python_version()}:")

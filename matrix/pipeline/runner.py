@@ -160,6 +160,8 @@ class Runner:
         self.waited = 0  # times a cell gave its slot back while it only waited (see Hold.wait)
         self.widest = 0  # the most cells measured at once (see Slots.widen)
         self._held = threading.local()  # the slot of the cell this thread measures (run())
+        self._ahead: threading.Thread | None = None  # ready_ahead's
+        self._closing = threading.Event()
 
     # -- the Context a family measures with -----------------------------------------------
 
@@ -358,9 +360,37 @@ class Runner:
         self.on_row(row)
         return row
 
+    def ready_ahead(self, cells: list[Cell], count: int) -> None:
+        """Prepare, in a thread of its own, what the first ``count`` of ``cells`` (in the run's
+        order) need where it is installed already (a warm import, a CLI's runtime): while the
+        run still reads its history and plans, the other core readies its first cells. Nothing
+        is installed here (the plan may want none of it), and a failure is left to the cell
+        that meets it."""
+        firsts: dict[Path, tuple[Cell, Environment]] = {}
+        for cell in order(cells)[:count]:
+            if cell.cli_version != NO_CLI:
+                for env in self._environments(cell):
+                    if env is not None:
+                        firsts.setdefault(env.location, (cell, env))
+
+        def ready() -> None:
+            for cell, env in firsts.values():
+                if self.reaper.cancelled or self._closing.is_set():
+                    return
+                with contextlib.suppress(Exception):
+                    if env.is_ready():
+                        with env.in_use():
+                            if env.is_ready():
+                                self.families[cell.family].prepare(cell, env, self)
+        self._ahead = threading.Thread(target=ready, name="ready-ahead", daemon=True)
+        self._ahead.start()
+
     def close(self) -> None:
         """End the warm servers (they would also end when we do: their input closes) and
         remove this run's sandboxes."""
+        self._closing.set()
+        if self._ahead is not None:
+            self._ahead.join()  # a server it starts after this would outlive the run
         self.warm.close()
         self._scratch.release()
 

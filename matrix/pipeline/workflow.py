@@ -93,20 +93,12 @@ class RunState:
 
 
 def prepare_store(state: RunState) -> RunState:
-    """Processes a killed run left, a torn last row, the history to plan against."""
+    """Processes a killed run left, a torn last row."""
     for leftover in proc.sweep_orphans():
         state.ui.warn(f"killed a process left by a run that was killed: {leftover[:200]}")
     repaired = state.store.repair()
     if repaired:
         state.ui.warn(repaired)
-    # One version of the history for the whole run, verified once (Sources keeps it): the
-    # plan, the releases known and the report all read the same rows.
-    dataset = state.sources.dataset()
-    if dataset is not None:
-        state.kept = dataset.read()[0]
-    _, warnings = state.sources.rows()
-    for w in warnings:
-        state.ui.warn(w)
     return state
 
 
@@ -119,13 +111,7 @@ def resolve_releases(state: RunState) -> RunState:
                                      req.candidates)
     for w in discovery.warnings:
         state.ui.warn(w)
-    state.known = known = _known_releases(state)
-    if req.new:
-        fresh = {r.family: [*(v for v in r.sdk_versions if v not in known.get(r.family, {}).get("sdk", {})),
-                            *(v for v in r.cli_versions if not r.standin
-                              and v not in known.get(r.family, {}).get("cli", {}))] for r in state.resolved}
-        state.ui.info("new releases: " + ("; ".join(f"{f}: {' '.join(v)}" for f, v in fresh.items() if v)
-                                          or "none since the last run"))
+    state.known = _measured_here(state)  # before this run stores its own lists
     # What the registries listed, whatever this run selected: the site lists what is not measured.
     candidates = {c.label for c in req.candidates}
     save_releases(state.store.directory, {
@@ -138,11 +124,48 @@ def resolve_releases(state: RunState) -> RunState:
     return state
 
 
-def _known_releases(state: RunState) -> Releases:
-    """The releases not new to ``--new``: the dataset's, and those an earlier local run measured
-    at least one cell of (one it only selected, then was stopped, is still new)."""
+def ready_ahead(state: RunState) -> RunState:
+    """The run's Runner, and what its first cells need readied while the history is read (a
+    second of one core, the other idle): a warm import, a CLI's runtime, where installed. Not
+    for ``--new``: which releases are new is known only from the history."""
+    req = state.request
+    state.runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(),
+                          artifacts={(c.side, c.label): c.artifact.path for c in req.candidates},
+                          families=req.with_families)
+    if not req.new:
+        first = phases(state.resolved)[:1]
+        cells = [c for r in state.resolved for name in first for c in r.in_shard(r.cells(name, []), req.shard)]
+        state.runner.ready_ahead(cells, req.jobs or req.plan.run.jobs)
+    return state
+
+
+def read_history(state: RunState) -> RunState:
+    """The history to plan against: one version of it for the whole run, verified once
+    (Sources keeps it): the plan, the releases known and the report all read the same rows."""
+    req = state.request
     dataset = state.sources.dataset()
+    if dataset is not None:
+        state.kept = dataset.read()[0]
+    for w in state.sources.local_rows()[1]:
+        state.ui.warn(w)
     known = dataset.releases() if dataset is not None else {}
+    for family, sides in state.known.items():
+        for side, versions in sides.items():
+            known.setdefault(family, {}).setdefault(side, {}).update(versions)
+    state.known = known
+    if req.new:
+        fresh = {r.family: [*(v for v in r.sdk_versions if v not in known.get(r.family, {}).get("sdk", {})),
+                            *(v for v in r.cli_versions if not r.standin
+                              and v not in known.get(r.family, {}).get("cli", {}))] for r in state.resolved}
+        state.ui.info("new releases: " + ("; ".join(f"{f}: {' '.join(v)}" for f, v in fresh.items() if v)
+                                          or "none since the last run"))
+    return state
+
+
+def _measured_here(state: RunState) -> Releases:
+    """The releases an earlier local run measured at least one cell of (one it only selected,
+    then was stopped, is still new to ``--new``); the history's are added once it is read."""
+    known: Releases = {}
     local, _ = state.store.read()
     seen = {(r.family, side, v) for r in local for side, v in (("sdk", r.sdk_version), ("cli", r.cli_version))}
     for family, sides in load_releases(state.store.directory).items():
@@ -180,10 +203,9 @@ def measure(state: RunState) -> RunState:
         _tell(state.ui, progress, cells)
         return cells
 
-    runner = Runner(req.plan, state.store, cache_root(), proc.Reaper(), recorded,
-                    artifacts={(c.side, c.label): c.artifact.path for c in req.candidates},
-                    families=req.with_families)
-    state.runner = runner
+    runner = state.runner or ready_ahead(state).runner
+    assert runner is not None
+    runner.on_row = recorded
     first = progress.start()
     for name in phases(state.resolved):
         if progress.planned[name]:
@@ -244,7 +266,8 @@ def summarize(state: RunState) -> RunState:
     return state
 
 
-STEPS: tuple[Callable[[RunState], RunState], ...] = (prepare_store, resolve_releases, measure, summarize)
+STEPS: tuple[Callable[[RunState], RunState], ...] = (prepare_store, resolve_releases, ready_ahead, read_history,
+                                                     measure, summarize)
 
 
 def execute(request: RunRequest, ui: Reporter, steps: tuple[Callable[[RunState], RunState], ...] = STEPS) -> int:
@@ -254,7 +277,11 @@ def execute(request: RunRequest, ui: Reporter, steps: tuple[Callable[[RunState],
     store.check_writable()
     with holding(store.directory, wait=request.wait):
         state = RunState(request, ui, store, open_sources(store.directory, request.data))
-        for step in steps:
-            state = step(state)
+        try:
+            for step in steps:
+                state = step(state)
+        finally:
+            if state.runner is not None:
+                state.runner.close()  # a step that failed after ready_ahead: no warm server outlives it
     infra = any(r.outcome == Outcome.INFRA_ERROR.value for r in state.measured)
     return EXIT_INFRA if infra else 0

@@ -367,18 +367,25 @@ class Sources:
         dataset = self.dataset()
         if dataset is not None:
             rows = {r.slot(): r for r in dataset.snapshot().rows}
-        local, warnings = Store(self.results).read()
+        local, warnings = self.local_rows()
         for r in local:
-            if self.typing is not None:
-                try:
-                    r = self.typing(r)
-                except (ValueError, UserError) as err:
-                    warnings.append(f"{self.results / ROWS_FILE}: {str(err).split('; ')[0]}; skipped, the other rows "
-                                    "are kept")
-                    continue
             if r.replaces(rows.get(r.slot())):
                 rows[r.slot()] = r
         return list(rows.values()), warnings
+
+    def local_rows(self) -> tuple[list[Row], list[str]]:
+        """The local results' rows, typed as their families say, and what was skipped."""
+        local, warnings = Store(self.results).read()
+        if self.typing is None:
+            return local, warnings
+        typed: list[Row] = []
+        for r in local:
+            try:
+                typed.append(self.typing(r))
+            except (ValueError, UserError) as err:
+                warnings.append(f"{self.results / ROWS_FILE}: {str(err).split('; ')[0]}; skipped, the other rows "
+                                "are kept")
+        return typed, warnings
 
     def releases(self) -> Releases:
         dataset = self.dataset()

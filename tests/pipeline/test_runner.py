@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from matrix import HARNESS_VERSION
 from matrix.execute import proc
+from matrix.execute.environment import Environment
+from matrix.families.base import Context
 from matrix.families.copilot.rules import COPILOT_RULES
 from matrix.model import Row
 from matrix.pipeline.config import Plan
@@ -223,3 +226,33 @@ def test_shared_work_runs_once_and_a_cell_waiting_for_it_gives_its_slot_back(tmp
     first.join(10)
     second.join(10)
     assert got == [42, 42] and made == [1]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Readied(ScriptedFamily):
+    """Says what it was asked to prepare."""
+
+    readied: list[str] = field(default_factory=list)
+
+    def prepare(self, cell: Cell, env: Environment, ctx: Context) -> None:
+        self.readied.append(f"{env.package} {env.version}")
+
+
+def test_ready_ahead_prepares_the_first_cells_installed_environments_and_installs_nothing(tmp_path: Path) -> None:
+    """While the history is read, the first cells' environments that are installed are readied
+    (a warm import, a CLI's runtime); one that is not is left to the run, which may not want it."""
+    base = family()
+    fam = Readied(name=base.name, description=base.description, sdk_ecosystem="pypi", sdk_package="scripted-sdk",
+                  cli_ecosystem="pypi", cli_package="scripted-cli")
+    runner = runner_of(fam, tmp_path / "r")
+    for cell in (Cell(fam.name, "1", "1.0.0", "pair"), Cell(fam.name, "1", "1.2.0", "pair")):
+        for env in runner._environments(cell):
+            assert env is not None
+            runner.ensure(env)
+    cells = [Cell(fam.name, "1", cli, "pair") for cli in ("1.2.0", "1.1.0", "1.0.0")]
+    runner.ready_ahead(cells, 2)  # the run's order: 1.0.0, then 1.1.0 (not installed); 1.2.0 is not first
+    assert runner._ahead is not None
+    runner._ahead.join()
+    runner.close()
+    assert fam.readied == ["scripted-sdk 1", "scripted-cli 1.0.0"]
+    assert not runner._environments(cells[1])[1].is_ready()  # type: ignore[union-attr]

@@ -79,7 +79,7 @@ def test_new_releases_are_those_neither_the_dataset_nor_a_measured_local_run_has
     it, and to the next --new run when it was stopped before measuring any of their cells."""
     from types import SimpleNamespace
 
-    from matrix.pipeline.workflow import _known_releases
+    from matrix.pipeline.workflow import _measured_here
     from matrix.store.dataset import Sources
     from matrix.store.results import Store, save_releases
     from tests.conftest import make_row
@@ -89,4 +89,4 @@ def test_new_releases_are_those_neither_the_dataset_nor_a_measured_local_run_has
     save_releases(store.directory, {"copilot-python": {"sdk": {"1.0.0": None, "1.0.1": None},
                                                        "cli": {"2.0.0": None, "2.1.0": None}}})
     state = SimpleNamespace(sources=Sources(store.directory, None), store=store)
-    assert _known_releases(state) == {"copilot-python": {"sdk": {"1.0.0": None}, "cli": {"2.0.0": None}}}
+    assert _measured_here(state) == {"copilot-python": {"sdk": {"1.0.0": None}, "cli": {"2.0.0": None}}}

@@ -12,7 +12,16 @@ import pytest
 from matrix.model import NO_CLI, Row
 from matrix.pipeline.config import Plan
 from matrix.pipeline.planning import Resolved
-from matrix.pipeline.workflow import RunRequest, RunState, execute, measure, prepare_store, summarize
+from matrix.pipeline.workflow import (
+    RunRequest,
+    RunState,
+    execute,
+    measure,
+    prepare_store,
+    read_history,
+    ready_ahead,
+    summarize,
+)
 from matrix.store.dataset import Dataset
 from matrix.store.results import Store
 from tests.pipeline.fake_family import SLOW, ScriptedFamily, family
@@ -53,7 +62,7 @@ def run(fam: ScriptedFamily, results: Path, **request: object) -> tuple[int, Tol
     plan = Plan.model_validate({"families": {fam.name: {}}, "run": {"jobs": 2}})
     data = request.pop("data", None)
     req = RunRequest(plan, results, data, with_families={fam.name: fam}, **request)  # type: ignore[arg-type]
-    return execute(req, told, (prepare_store, resolved, measure, summarize)), told
+    return execute(req, told, (prepare_store, resolved, ready_ahead, read_history, measure, summarize)), told
 
 
 @pytest.fixture(autouse=True)
