@@ -60,27 +60,39 @@ def _fingerprint(root: Path, paths: tuple[str, ...]) -> str:
     return f"{files}:{size}:{newest}"
 
 
-def load_seed(prefix: Path) -> Seed | None:
+def _made(prefix: Path) -> tuple[bool, Seed | None]:
+    """Whether the seed of this install was made, and it (None: the CLI unpacked nothing)."""
     root = prefix / SEED_DIR
     try:
         meta = json.loads((root / _META).read_text())
-        return Seed(root, tuple(meta["paths"]), str(meta["fingerprint"]))
-    except (OSError, ValueError, KeyError):
-        return None
+        paths = tuple(meta["paths"])
+        return True, Seed(root, paths, str(meta["fingerprint"])) if paths else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return False, None
+
+
+def load_seed(prefix: Path) -> Seed | None:
+    return _made(prefix)[1]
 
 
 def make_seed(prefix: Path, argv: tuple[str, ...], path_dirs: list[Path], scratch: Path, timeout: float) -> Seed | None:
     """Start the CLI once (``argv``: runtime, entry, --version) and keep what it unpacked.
-    None when it unpacked nothing we know of: cells then run as before."""
-    existing = load_seed(prefix)
-    if existing is not None:
+    None when it unpacked nothing we know of: cells then run as before. Made once per install,
+    also when there is nothing to keep (a CLI start of every release at every run's start,
+    before: most releases unpack nothing on --version); a start that failed is tried again."""
+    made, existing = _made(prefix)
+    if made:
         return existing
     root = prefix / SEED_DIR
     shutil.rmtree(root, ignore_errors=True)
     with sandbox(scratch, path_dirs=path_dirs) as box:
         res = proc.run(proc.Request(argv, box.env, box.root, timeout=timeout))
         found = tuple(p for p in PKG_PATHS if (box.home / p).is_dir())
-        if not res.ok or not found:
+        if not res.ok:
+            return None
+        if not found:
+            root.mkdir(parents=True, exist_ok=True)
+            (root / _META).write_text(json.dumps({"paths": [], "fingerprint": ""}))
             return None
         for rel in found:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)

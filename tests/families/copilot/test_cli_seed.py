@@ -41,11 +41,24 @@ def test_seed_is_made_once_planted_as_symlinks_and_retired_when_written(tmp_path
     assert not plant(seed, tmp_path / "other-home")  # later cells unpack for themselves
 
 
-def test_a_cli_that_unpacks_nothing_gets_no_seed(tmp_path: Path) -> None:
+def test_a_cli_that_unpacks_nothing_gets_no_seed_and_is_started_for_it_once(tmp_path: Path) -> None:
+    """Most releases unpack nothing on --version: that is kept with the install, or every run
+    started every release once more to find it out again. A start that failed is tried again."""
+    starts = tmp_path / "starts"
     quiet = tmp_path / "quiet"
-    quiet.write_text("#!/bin/sh\necho 1.0.0\n")
+    quiet.write_text(f"#!/bin/sh\necho start >> {starts}\necho 1.0.0\n")
     quiet.chmod(0o755)
     prefix = tmp_path / "prefix"
     prefix.mkdir()
-    assert make_seed(prefix, (str(quiet),), [], tmp_path / "scratch", timeout=30) is None
+    for _ in range(2):
+        assert make_seed(prefix, (str(quiet),), [], tmp_path / "scratch", timeout=30) is None
+    assert starts.read_text() == "start\n" and load_seed(prefix) is None
     assert not plant(None, tmp_path / "home")
+    failing = tmp_path / "failing"
+    failing.write_text(f"#!/bin/sh\necho start >> {starts}\nexit 1\n")
+    failing.chmod(0o755)
+    other = tmp_path / "other-prefix"
+    other.mkdir()
+    for _ in range(2):
+        assert make_seed(other, (str(failing),), [], tmp_path / "scratch", timeout=30) is None
+    assert starts.read_text() == "start\n" * 3
