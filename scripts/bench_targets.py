@@ -11,10 +11,11 @@
 2. **The handshake history against the CLI-only floor** (``--history-sdk``, off by default:
    it takes long): the handshake cells of the named SDK releases against every CLI release,
    run under `perf` (scripts/cpu_split.py); the floor is the CLI's own CPU-seconds divided by
-   the cores. The CLI releases go as many at a time as the cache budget holds (``--history-chunk``
-   tried, by default the budget over the largest CLI measured), each run's installed by a pass
-   that is not timed: a history of CLIs does not fit the cache budget, and installing is not
-   the overhead this figure is about. Target: the runs' wall time at most 1.15 x the
+   the cores. The CLI releases go as many at a time as the cache budget holds (a bigger budget
+   where the disk has room; ``--history-chunk`` tried, by default the budget over the largest
+   CLI measured), each run a stride across the history, each run's installed by a pass that is
+   not timed: a history of CLIs does not fit the cache budget, and installing is not the
+   overhead this figure is about. Target: the runs' wall time at most 1.15 x the
    floor.
 3. **A session cell against a raw turn**: scripts/bench_session.py per family. Target: at
    most 1.3.
@@ -238,11 +239,12 @@ def history_floor(family: str, sdks: list[str], work: Path, chunk: int | None) -
     """The handshake cells of ``sdks`` against every CLI release of the dataset, under perf:
     wall / floor. The CLI releases go as many at a time as the cache budget holds, each run's
     environments installed by a first pass that is not timed (a whole history of CLIs does
-    not fit the budget, and an install is not the harness's overhead this figure is about):
-    ``chunk`` are tried, and those the warm pass had to evict again (the budget full) go to
-    the next run. A timed pass that installed anything is refused, not counted. The walls and
-    the floors of the timed passes are summed: each run's start and end are counted once per
-    run, so the fewer runs the budget allows, the nearer the figure is to one run's."""
+    not fit the budget, and an install is not the harness's overhead this figure is about).
+    Each run takes every n-th release, a stride across the whole history; ``chunk`` are
+    tried, and those the warm pass had to evict again (the budget full) go to the next run. A
+    timed pass that installed anything is refused, not counted. The walls and the floors of
+    the timed passes are summed: each run's start and end are counted once per run, so the
+    fewer runs the budget allows, the nearer the figure is to one run's."""
     sides = open_sources(work / "no-results", ROOT / "data").releases().get(family, {})
     clis = sorted_versions(list(sides.get("cli", {})))
     if not clis:
@@ -259,7 +261,10 @@ def history_floor(family: str, sdks: list[str], work: Path, chunk: int | None) -
             "--data", str(ROOT / "data"), *[a for v in sdks for a in ("--sdk", v)]]
     while left:
         make_room(chunk, budget)
-        tried = left[:chunk]
+        # Every run a stride across the whole history, as one run of it would meet its releases:
+        # runs of consecutive releases put the refusing ones (each waits out the SDK's and the
+        # leak's timeouts) together at one run's end, an idle tail no whole-history run has.
+        tried = left[::-(-len(left) // chunk)]
         first = compat_matrix(*base, *[a for v in tried for a in ("--cli", v)],
                               "--results", str(work / f"history-warm-{n}"), timeout=7200)
         if first.returncode not in (0, 3):
