@@ -29,7 +29,7 @@ from matrix.pipeline.runner import IDLE_TO_PARK, Runner, pending
 from matrix.pipeline.shard import Shard
 from matrix.store.dataset import Sources
 from matrix.store.listed import LISTED, listed_of
-from matrix.store.results import Releases, Store, load_releases, save_releases
+from matrix.store.results import Releases, Store, load_releases, merge_releases, save_releases
 
 __all__ = ["STEPS", "Reporter", "RunRequest", "RunState", "execute"]
 
@@ -148,11 +148,7 @@ def read_history(state: RunState) -> RunState:
         state.kept = dataset.read()[0]
     for w in state.sources.local_rows()[1]:
         state.ui.warn(w)
-    known = dataset.releases() if dataset is not None else {}
-    for family, sides in state.known.items():
-        for side, versions in sides.items():
-            known.setdefault(family, {}).setdefault(side, {}).update(versions)
-    state.known = known
+    state.known = known = merge_releases(dataset.releases() if dataset is not None else {}, state.known)
     if req.new:
         fresh = {r.family: [*(v for v in r.sdk_versions if v not in known.get(r.family, {}).get("sdk", {})),
                             *(v for v in r.cli_versions if not r.standin

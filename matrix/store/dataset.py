@@ -44,7 +44,16 @@ from matrix.store import changelog
 from matrix.store.check import DatasetError, Snapshot, Typing, Violation, check, unsafe_field
 from matrix.store.layout import row_file
 from matrix.store.manifest import DATA_SCHEMA, INDEX, digest, manifest_of
-from matrix.store.results import RELEASES_FILE, ROWS_FILE, Releases, Store, frame_of, load_releases, parse_row
+from matrix.store.results import (
+    RELEASES_FILE,
+    ROWS_FILE,
+    Releases,
+    Store,
+    frame_of,
+    load_releases,
+    merge_releases,
+    parse_row,
+)
 from matrix.store.switch import STAGE, recover, switch, trace
 from matrix.versions import sort_key
 
@@ -229,10 +238,8 @@ class Dataset:
     def _fold(self, snap: Snapshot, results: Path, local: list[Row], at: str | None,
               report: FoldReport) -> tuple[dict[str, bytes], set[str]]:
         mine = snap.rows
-        releases = {f: {s: dict(v) for s, v in sides.items()} for f, sides in snap.releases.items()}
-        for family, sides in load_releases(results).items():
-            for side, versions in sides.items():
-                releases.setdefault(family, {}).setdefault(side, {}).update(versions)
+        releases = merge_releases({f: {s: dict(v) for s, v in sides.items()} for f, sides in snap.releases.items()},
+                                  load_releases(results))
         by_slot = {r.slot(): r for r in mine}
         touched: set[str] = set()
         evidence: dict[str, bytes] = {}
@@ -389,11 +396,7 @@ class Sources:
 
     def releases(self) -> Releases:
         dataset = self.dataset()
-        out = dataset.releases() if dataset is not None else {}
-        for family, sides in load_releases(self.results).items():
-            for side, versions in sides.items():
-                out.setdefault(family, {}).setdefault(side, {}).update(versions)
-        return out
+        return merge_releases(dataset.releases() if dataset is not None else {}, load_releases(self.results))
 
     def changes(self) -> list[changelog.Entry]:
         dataset = self.dataset()

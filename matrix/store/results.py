@@ -22,7 +22,7 @@ from matrix.execute.storage import write_atomic, writing
 from matrix.model import Row
 
 __all__ = ["RELEASES_FILE", "ROWS_FILE", "Releases", "Store", "frame_of", "load_frame",
-           "load_releases", "parse_row", "save_releases"]
+           "load_releases", "merge_releases", "parse_row", "save_releases"]
 
 ROWS_FILE = "rows.jsonl"
 # Release dates of the versions measured: family -> "sdk"|"cli" -> version -> ISO date.
@@ -161,10 +161,15 @@ def load_releases(directory: Path) -> Releases:
     return data if isinstance(data, dict) else {}
 
 
+def merge_releases(into: Releases, more: Releases) -> Releases:
+    """``into`` with ``more``'s releases added (a date in ``more`` wins); ``into`` is changed."""
+    for family, sides in more.items():
+        for side, versions in sides.items():
+            into.setdefault(family, {}).setdefault(side, {}).update(versions)
+    return into
+
+
 def save_releases(directory: Path, update: Releases) -> None:
     """Merge ``update`` into the stored release dates (atomic replace)."""
-    data = load_releases(directory)
-    for family, sides in update.items():
-        for side, versions in sides.items():
-            data.setdefault(family, {}).setdefault(side, {}).update(versions)
+    data = merge_releases(load_releases(directory), update)
     write_atomic(directory / RELEASES_FILE, json.dumps(data, indent=1, sort_keys=True))
