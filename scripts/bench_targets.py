@@ -214,17 +214,16 @@ def make_room(chunk: int, budget: float) -> None:
         evict(root, kind, max(0, int((budget - chunk * CLI_ENV_GB) * 1024**3)), keep=set())
 
 
-def installed(family: str, sdk: str, clis: list[str]) -> list[str]:
+def installed(family: str, sdks: list[str], clis: list[str]) -> set[str]:
     """The CLI releases of ``clis`` whose environment (as the family makes it for a handshake
-    cell of ``sdk``) is installed and ready now."""
+    cell of each of ``sdks``) is installed and ready now."""
     def make(kind: type[E], side: str, package: str, version: str, **kw: Any) -> E:
         return make_env(kind, package, version, cache_root() / "envs" / side)
-    ready = []
-    for cli in clis:
+
+    def ready(sdk: str, cli: str) -> bool:
         _, env = FAMILY_OF[family].environments(Cell(family, sdk, cli, "handshake"), make)
-        if env is not None and env.is_ready():
-            ready.append(cli)
-    return ready
+        return env is not None and env.is_ready()
+    return {cli for cli in clis if all(ready(sdk, cli) for sdk in sdks)}
 
 
 def uninstallable(results: Path) -> set[str]:
@@ -272,8 +271,8 @@ def history_floor(family: str, sdks: list[str], work: Path, chunk: int | None) -
                              f"{first.stderr[-2000:]}")
         # A release the registry cannot install is measured as a real run meets it (at once, no
         # CLI); one the budget evicted again goes to the next run.
-        ready = {v for v in installed(family, sdks[0], tried) if all(installed(family, s, [v]) for s in sdks[1:])}
-        part = [v for v in tried if v in ready or v in uninstallable(work / f"history-warm-{n}")]
+        kept = installed(family, sdks, tried) | uninstallable(work / f"history-warm-{n}")
+        part = [v for v in tried if v in kept]
         if not part:
             raise SystemExit(f"{family}: no CLI release of {tried[0]} .. {tried[-1]} stayed installed after its "
                              f"warm-up: is the cache budget ({budget:.0f} GB) below one CLI?")

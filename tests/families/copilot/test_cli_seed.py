@@ -14,11 +14,14 @@ echo "GitHub Copilot CLI 9.9.9"
 """
 
 
+def executable(path: Path, script: str) -> str:
+    path.write_text(script)
+    path.chmod(0o755)
+    return str(path)
+
+
 def fake_cli(tmp_path: Path) -> tuple[str, ...]:
-    script = tmp_path / "copilot"
-    script.write_text(FAKE)
-    script.chmod(0o755)
-    return (str(script), "--version")
+    return (executable(tmp_path / "copilot", FAKE), "--version")
 
 
 def test_seed_is_made_once_planted_as_symlinks_and_retired_when_written(tmp_path: Path) -> None:
@@ -45,20 +48,16 @@ def test_a_cli_that_unpacks_nothing_gets_no_seed_and_is_started_for_it_once(tmp_
     """Most releases unpack nothing on --version: that is kept with the install, or every run
     started every release once more to find it out again. A start that failed is tried again."""
     starts = tmp_path / "starts"
-    quiet = tmp_path / "quiet"
-    quiet.write_text(f"#!/bin/sh\necho start >> {starts}\necho 1.0.0\n")
-    quiet.chmod(0o755)
+    quiet = executable(tmp_path / "quiet", f"#!/bin/sh\necho start >> {starts}\necho 1.0.0\n")
     prefix = tmp_path / "prefix"
     prefix.mkdir()
     for _ in range(2):
-        assert make_seed(prefix, (str(quiet),), [], tmp_path / "scratch", timeout=30) is None
+        assert make_seed(prefix, (quiet,), [], tmp_path / "scratch", timeout=30) is None
     assert starts.read_text() == "start\n" and load_seed(prefix) is None
     assert not plant(None, tmp_path / "home")
-    failing = tmp_path / "failing"
-    failing.write_text(f"#!/bin/sh\necho start >> {starts}\nexit 1\n")
-    failing.chmod(0o755)
+    failing = executable(tmp_path / "failing", f"#!/bin/sh\necho start >> {starts}\nexit 1\n")
     other = tmp_path / "other-prefix"
     other.mkdir()
     for _ in range(2):
-        assert make_seed(other, (str(failing),), [], tmp_path / "scratch", timeout=30) is None
+        assert make_seed(other, (failing,), [], tmp_path / "scratch", timeout=30) is None
     assert starts.read_text() == "start\n" * 3
