@@ -32,6 +32,7 @@ from matrix.commands import (
 from matrix.commands.command import Command
 from matrix.commands.common import err_console
 from matrix.errors import EXIT_INTERRUPTED, InfraError, MatrixError, exit_code
+from matrix.execute import proc
 
 __all__ = ["COMMANDS", "main"]
 
@@ -62,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         err_console.print(f"[red]{kind}:[/] {escape(str(err))}", highlight=False)
         return exit_code(err)
     except KeyboardInterrupt:
+        # The run's threads are joined by now; whatever one of them started outside the run's
+        # reaper, or was killed and is still exiting, is gone before we are.
+        proc.end_all()
         err_console.print("interrupted: processes stopped; the rows already written are kept")
         return EXIT_INTERRUPTED
 

@@ -26,8 +26,8 @@ from typing import IO, Protocol
 
 import psutil
 
-__all__ = ["MARKER_VAR", "Child", "Reaper", "Request", "Result", "Spawn", "find_marked", "harness_python", "kill_group",
-           "run"]
+__all__ = ["MARKER_VAR", "Child", "Reaper", "Request", "Result", "Spawn", "end_all", "find_marked", "harness_python",
+           "kill_group", "run"]
 
 MARKER_VAR = "COMPAT_MATRIX_CELL"
 _OUTPUT_LIMIT = 4 * 1024 * 1024
@@ -88,6 +88,9 @@ class Reaper:
                 self._markers.discard(marker)
 
     def kill_all(self) -> None:
+        """End the run: its groups, then everything else this harness process started
+        (``end_all``): an interrupt ends the whole process, and a helper started without the
+        run's reaper (an install, a CLI's seed, in a thread of its own session) would outlive it."""
         with self._lock:  # with add(): every group is either seen here or killed there
             self.cancelled = True
             groups, markers = list(self._groups), list(self._markers)
@@ -96,6 +99,36 @@ class Reaper:
         for marker in markers:
             for pid, _ in find_marked(marker):
                 _signal_pid(pid, signal.SIGKILL)
+        end_all()
+
+
+# Every group ``run`` started and has not yet seen end, whoever started it (with a run's
+# reaper or none): what ``end_all`` kills besides the processes marked with our pid.
+_started_lock = threading.Lock()
+_started: set[int] = set()
+
+
+def _owned(marker: str) -> bool:
+    return marker.split("-", 1)[0] == str(os.getpid())
+
+
+def end_all(wait: float = 5.0) -> tuple[str, ...]:
+    """Kill every process this harness process started that is still alive: each group
+    ``run`` started, and each process whose marker names us (it left its group); then wait,
+    up to ``wait`` seconds, until they are gone, so that none is alive when we exit.
+    Returns the commands killed."""
+    with _started_lock:
+        groups = list(_started)
+    killed = [(pid, cmd) for pgid in groups for pid, cmd in _group_members(pgid)]
+    killed += [(pid, cmd) for pid, marker, cmd in marked_processes() if _owned(marker)]
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+    for pid, _ in killed:
+        _signal_pid(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(_alive(pid) for pid, _ in killed):
+        time.sleep(0.05)
+    return tuple(dict.fromkeys(cmd for _, cmd in killed))
 
 
 def harness_python() -> str:
@@ -268,6 +301,8 @@ def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = _popen) -> Re
         t0 = time.monotonic()
         proc = spawn(req, out, err)
         pgid = proc.pid  # start_new_session makes the child its group's leader
+        with _started_lock:
+            _started.add(pgid)
         if reaper:
             reaper.add(pgid, marker)
         timed_out = False
@@ -286,6 +321,8 @@ def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = _popen) -> Re
                 _signal_group(pgid, signal.SIGKILL)
                 proc.wait()
             _signal_group(pgid, signal.SIGKILL)
+            with _started_lock:
+                _started.discard(pgid)
             if reaper:
                 reaper.discard(pgid, marker)
         return Result(

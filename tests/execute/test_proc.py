@@ -148,3 +148,43 @@ def test_a_child_that_said_it_waits_still_meets_its_deadline(tmp_path: Path) -> 
     res = run(Request((PY, "-c", code), env(), tmp_path, timeout=1.0, grace=0.5, waiting=said,
                       on_wait=lambda: told.append(True)))
     assert res.timed_out and told == [True] and res.elapsed < 5
+
+
+def test_kill_all_also_ends_what_was_started_without_the_runs_reaper(tmp_path: Path) -> None:
+    """An install or a CLI's seed runs with no reaper, in a thread of its own: an interrupt
+    ends it too, and the child it sent out of its group (marked with our pid) with it."""
+    import threading
+
+    pidfile = tmp_path / "daemon.pid"
+    marker = proc.new_marker()
+    results: list[proc.Result] = []
+    t = threading.Thread(target=lambda: results.append(
+        run(Request((PY, "-c", spawner(pidfile, new_session=True, then_sleep=True)), env(marker), tmp_path,
+                    timeout=300))))
+    t.start()
+    deadline = time.monotonic() + 10
+    while len(find_marked(marker)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(find_marked(marker)) == 2, "the child and its escaped grandchild never both ran"
+    Reaper().kill_all()  # a reaper that never saw them
+    assert find_marked(marker) == []  # gone when kill_all returns, not some time later
+    t.join(timeout=20)
+    assert results and results[0].returncode == -9
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_end_all_leaves_alone_what_another_harness_started(tmp_path: Path) -> None:
+    import subprocess
+
+    theirs = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"],
+                              env={"PATH": "/usr/bin:/bin", MARKER_VAR: "1-theirs"}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not find_marked("1-theirs"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert proc.end_all() == ()
+        assert theirs.poll() is None
+    finally:
+        theirs.kill()
+        theirs.wait()

@@ -24,7 +24,12 @@ COSMO = ('[families.cosmo-python]\nprobes = ["identity", "strictness"]\n'
          'sdk.select = ["0.4.0", "0.5.1", "0.6.0", "0.6.1"]\n')
 
 
-def marked() -> list[int]:
+def marked() -> list[str]:
+    """What is alive of any run: the commands, so a failure says what outlived its run."""
+    return [command for _, _, command in marked_processes()]
+
+
+def marked_pids() -> list[int]:
     return [pid for pid, _, _ in marked_processes()]
 
 
@@ -181,7 +186,7 @@ def test_the_harness_and_its_probes_listen_on_loopback_only(tmp_path: Path) -> N
     victim = run(["--config", str(config), "--results", str(tmp_path / "r")], output=False)
     seen: set[str] = set()
     while victim.poll() is None:
-        seen |= _listening_of([victim.pid, *marked()])
+        seen |= _listening_of([victim.pid, *marked_pids()])
         time.sleep(0.05)
     assert victim.returncode == 0
     loopback = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1, ::1
