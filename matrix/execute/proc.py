@@ -27,7 +27,7 @@ from typing import IO, Protocol
 import psutil
 
 __all__ = ["MARKER_VAR", "Child", "Reaper", "Request", "Result", "Spawn", "end_all", "find_marked", "harness_python",
-           "kill_group", "run"]
+           "kill_group", "popen", "run"]
 
 MARKER_VAR = "COMPAT_MATRIX_CELL"
 _OUTPUT_LIMIT = 4 * 1024 * 1024
@@ -259,7 +259,8 @@ class Child(Protocol):
 Spawn = Callable[[Request, IO[bytes], IO[bytes]], Child]
 
 
-def _popen(req: Request, out: IO[bytes], err: IO[bytes]) -> Child:
+def popen(req: Request, out: IO[bytes], err: IO[bytes]) -> Child:
+    """The usual ``Spawn``: a new process."""
     return subprocess.Popen(req.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=dict(req.env),
                             cwd=req.cwd, start_new_session=True)
 
@@ -293,7 +294,7 @@ def _wait(child: Child, req: Request) -> None:
                 req.on_wait()
 
 
-def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = _popen) -> Result:
+def run(req: Request, reaper: Reaper | None = None, spawn: Spawn = popen) -> Result:
     marker = req.env.get(MARKER_VAR)
     # Named files: a forked child opens its output by path.
     with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err:

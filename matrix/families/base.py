@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 import pandas as pd
 
 from matrix.execute import proc
+from matrix.execute.aheadstart import AheadStarts
 from matrix.execute.environment import Environment
 from matrix.execute.forkserver import ForkServers
 from matrix.families.payload import Payload
@@ -52,6 +53,7 @@ class Context(Protocol):
     results: Path  # where transcripts and logs go, beside the rows
     reaper: proc.Reaper
     warm: ForkServers
+    ahead: AheadStarts
     through_shim: bool  # relay handshakes through the (non-mutating) shim
     direct_cli: bool  # give the SDK the CLI's own entry point, no launcher
 

@@ -58,7 +58,8 @@ class RunSettings(_Strict):
     cache_budget_gb: float = Field(default=12.0, gt=0)
     discovery_ttl_hours: float = Field(default=6.0, ge=0)
     install_retries: int = Field(default=2, ge=0, le=10)
-    # Python SDK releases kept imported in a warm fork server at once (0: start every agent cold).
+    # SDK releases kept imported at once, in a warm fork server or in an agent started ahead of
+    # its cell (execute/forkserver.py, execute/aheadstart.py; 0: start every agent cold).
     warm_sdks: int = Field(default=64, ge=0, le=512)
     # CLI releases installed ahead of the cells that need them (more: more disk in use).
     install_ahead: int = Field(default=2, ge=0, le=50)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from matrix.errors import InfraError, StorageError, UninstallableError
 from matrix.execute import proc
+from matrix.execute.aheadstart import AheadStarts
 from matrix.execute.environment import Environment, evict, make_env, with_retries
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.load import IdleShare, load_per_core
@@ -153,6 +154,7 @@ class Runner:
         self._key_locks: dict[object, threading.Lock] = {}
         self.env_seconds: dict[str, float] = {}
         self.warm = ForkServers(self.scratch, reaper, plan.run.warm_sdks)
+        self.ahead = AheadStarts(self.scratch, plan.run.warm_sdks)
         self._uses: Uses | None = None  # during run(): which environments cells still need
         self._window: Window | None = None
         self.parked = 0
@@ -392,6 +394,7 @@ class Runner:
         if self._ahead is not None:
             self._ahead.join()  # a server it starts after this would outlive the run
         self.warm.close()
+        self.ahead.close()
         self._scratch.release()
 
     def _eviction_hints(self, current: Path) -> tuple[set[Path], set[Path]]:

@@ -245,6 +245,11 @@ def summarize(state: RunState) -> RunState:
                           f"({runner.warm.started_seconds:.1f}s in all)")
         for where, why in runner.warm.refused().items():
             state.ui.info(f"cold starts for {where.parent.parent.name}: {why}")
+        if runner.ahead.used:
+            state.ui.info(f"ahead starts: {runner.ahead.used} agents started before their cells, the SDK imported "
+                          f"({runner.ahead.started} started)")
+        for label, why in runner.ahead.refused().items():
+            state.ui.info(f"no ahead starts for {label}: {why[:300]}")
         if runner.parked:
             state.ui.info(f"parked: {runner.parked} cells still waiting after {req.plan.run.park_after:.0f}s "
                           "gave their CPU slot to the next cell")

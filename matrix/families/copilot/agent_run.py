@@ -14,6 +14,7 @@ from typing import Any
 
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
+from matrix.execute.aheadstart import AheadStarts
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.redaction import redact_file
 from matrix.execute.sandbox import sandbox
@@ -44,13 +45,20 @@ class AgentCommand:
     path_dirs: tuple[Path, ...] = ()
     # Python agents: modules a warm server imports once, forking the agent per cell.
     warm: ForkServers | None = None
+    # Node agents: a process started ahead of each cell, with the preload done (aheadstart.py).
+    ahead: AheadStarts | None = None
     preload: tuple[str, ...] = ()
     # Its scripts say when they only wait (the config's "waiting" file; see run_agent).
     says_waiting: bool = False
+    label: str = ""  # the SDK's environment, as a run's summary names it
 
     @contextmanager
     def spawner(self) -> Iterator[proc.Spawn | None]:
-        """How to start this agent: forked from a warm server, or None (a new process)."""
+        """How to start this agent: forked from a warm server, handed to a process started
+        ahead, or None (a new process)."""
+        if self.ahead is not None:
+            yield self.ahead.spawner(self.prefix, self.preload, self.label)
+            return
         if self.warm is None or not self.preload:
             yield None
             return
@@ -64,8 +72,11 @@ def python_agent(venv: UvVenv, warm: ForkServers | None = None, preload: tuple[s
     return AgentCommand((str(venv.interpreter), "-I"), warm=warm, preload=preload, says_waiting=True)
 
 
-def node_agent(node: Path) -> AgentCommand:
-    return AgentCommand((str(node),), (node.parent,), says_waiting=True)
+def node_agent(node: Path, ahead: AheadStarts | None = None, preload: tuple[str, ...] = (),
+               label: str = "") -> AgentCommand:
+    """``preload``: a module whose ``preload(...)`` an agent started ahead awaits, and its arguments."""
+    return AgentCommand((str(node),), (node.parent,), ahead=ahead if preload else None, preload=preload,
+                        says_waiting=True, label=label)
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,7 @@ class CopilotFamily(Family):
         runtime = cli.runtime or runtimes(ctx)[-1].get()
         hs = HandshakeCell(cell.family, cell.sdk_version, cell.cli_version, ctx.settings.probe_timeout,
                            ctx.settings.call_timeout, ctx.settings.grace, ctx.scratch, use_shim=ctx.through_shim,
-                           warm=ctx.warm, dead_cli=ctx.settings.dead_cli, leak=ctx.settings.leak,
+                           warm=ctx.warm, ahead=ctx.ahead, dead_cli=ctx.settings.dead_cli, leak=ctx.settings.leak,
                            launcher=not ctx.direct_cli, preload=self.preload,
                            cli_says=functools.partial(self._cli_says, cli, runtime, ctx),
                            stops=ctx.settings.stops, stops_max=ctx.settings.stops_max, working=ctx.working,

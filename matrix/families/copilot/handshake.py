@@ -11,6 +11,7 @@ from typing import Any
 
 from matrix.ecosystems.pypi_env import UvVenv
 from matrix.execute import proc
+from matrix.execute.aheadstart import AheadStarts
 from matrix.execute.forkserver import ForkServers
 from matrix.execute.redaction import process_label, redact, strip_paths
 from matrix.families.copilot.agent_run import AgentCommand, AgentRun, python_agent, run_agent
@@ -44,6 +45,7 @@ class HandshakeCell:
     use_shim: bool = False  # relay through the shim without mutating (it must be invisible)
     transcript: Path | None = None
     warm: ForkServers | None = field(default=None, compare=False)  # warm starts for Python agents
+    ahead: AheadStarts | None = field(default=None, compare=False)  # ahead starts for Node agents
     dead_cli: float | None = None  # see Timeouts.dead_cli
     leak: float = 5.0  # see Timeouts.leak
     launcher: bool = True  # False: the SDK gets the CLI's own entry point (see run_agent)

@@ -17,7 +17,7 @@ from matrix.families.copilot.node.measure import (
     run_node_tolerance,
     run_node_tolerance_batch,
 )
-from matrix.families.copilot.node.sdk import NodeSdk, prepare_node_sdk
+from matrix.families.copilot.node.sdk import NodeSdk, agent_command, prepare_node_sdk
 from matrix.families.copilot.payload import SESSION
 from matrix.families.copilot.tolerance import measure_rule
 from matrix.model import Cell, Row
@@ -39,7 +39,8 @@ class CopilotNode(CopilotFamily):
 
     def prepare_sdk(self, env: Environment, ctx: Context) -> None:
         assert isinstance(env, NpmPrefix)
-        node_sdk(env, ctx)
+        command = agent_command(node_sdk(env, ctx), ctx.ahead)
+        ctx.ahead.ready(command.prefix, command.preload)  # the first cell's agent, started before it
 
     def run(self, cell: Cell, hs: HandshakeCell, sdk: Environment, cli: CliInstall, runtime: Runtime,
             ctx: Context) -> Row:

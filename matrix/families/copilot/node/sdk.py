@@ -14,15 +14,18 @@ from pathlib import Path
 
 from matrix.ecosystems.npm_env import NpmPrefix
 from matrix.execute import proc
+from matrix.execute.aheadstart import AheadStarts
 from matrix.execute.sandbox import sandbox
+from matrix.families.copilot.agent_run import AgentCommand, node_agent
 from matrix.families.copilot.cli import Runtime, RuntimeSource, first_runtime
 from matrix.probes.report import parse_report
 
-__all__ = ["NodeSdk", "prepare_node_sdk"]
+__all__ = ["NodeSdk", "agent_command", "prepare_node_sdk"]
 
 RUNTIME_FILE = ".compat-matrix-sdk-runtime.json"
 AGENTS = Path(__file__).parent / "agents"
 AGENT = AGENTS / "copilot_node_handshake.mjs"
+PRELOAD = AGENTS / "copilot_node_preload.mjs"
 
 
 @dataclass(frozen=True)
@@ -53,3 +56,9 @@ def prepare_node_sdk(prefix: NpmPrefix, runtimes: list[RuntimeSource], scratch: 
 
     chosen, failures, _ = first_runtime(prefix.location / RUNTIME_FILE, runtimes, imports)
     return NodeSdk(prefix.version, prefix.package_dir, chosen or runtimes[0].get(), failures)
+
+
+def agent_command(sdk: NodeSdk, ahead: AheadStarts | None) -> AgentCommand:
+    """How this release's agents run: its runtime, each started ahead of its cell with the
+    release imported (``copilot_node_preload.mjs``)."""
+    return node_agent(sdk.runtime.node, ahead, (str(PRELOAD), str(sdk.package_dir)), f"npm {sdk.version}")

@@ -9,6 +9,7 @@ import { readFileSync, readdirSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire, syncBuiltinESMExports } from "node:module";
+import { esmEntry } from "./copilot_node_entry.mjs";
 
 export const PREFIX = "@@compat-matrix-report@@ ";
 const PKG = "@github/copilot-sdk";
@@ -115,13 +116,6 @@ export async function step(name, make, watch = true) {
     clearInterval(watcher);
     entry.seconds = Math.round(performance.now() - t0) / 1000;
   }
-}
-
-export function esmEntry(pj) {
-  let e = pj.exports?.["."] ?? pj.exports;
-  if (e && typeof e === "object") e = e.import ?? e.default;
-  if (e && typeof e === "object") e = e.default;
-  return e || pj.module || pj.main || "index.js";
 }
 
 // What the release declares in its own source: the protocol window, a pinned or bundled CLI.
