@@ -108,8 +108,10 @@ _started_lock = threading.Lock()
 _started: set[int] = set()
 
 
-def _owned(marker: str) -> bool:
-    return marker.split("-", 1)[0] == str(os.getpid())
+def _owner(marker: str) -> int | None:
+    """The harness process a marker names (``new_marker``), or None for one it did not make."""
+    owner = marker.split("-", 1)[0]
+    return int(owner) if owner.isdigit() else None
 
 
 def end_all(wait: float = 5.0) -> tuple[str, ...]:
@@ -120,7 +122,7 @@ def end_all(wait: float = 5.0) -> tuple[str, ...]:
     with _started_lock:
         groups = list(_started)
     killed = [(pid, cmd) for pgid in groups for pid, cmd in _group_members(pgid)]
-    killed += [(pid, cmd) for pid, marker, cmd in marked_processes() if _owned(marker)]
+    killed += [(pid, cmd) for pid, marker, cmd in marked_processes() if _owner(marker) == os.getpid()]
     for pgid in groups:
         _signal_group(pgid, signal.SIGKILL)
     for pid, _ in killed:
@@ -190,8 +192,8 @@ def sweep_orphans() -> list[str]:
     """Kill processes left by a harness that no longer exists; return what was killed."""
     killed = []
     for pid, marker, command in marked_processes():
-        owner = marker.split("-", 1)[0]
-        if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+        owner = _owner(marker)
+        if owner is not None and owner != os.getpid() and not _alive(owner):
             killed.append(command)
             _signal_pid(pid, signal.SIGKILL)
     return killed
