@@ -14,9 +14,10 @@ from matrix.model import Row
 
 # `make test-integration` runs two pytest-xdist workers with --cells-apart: the tests that
 # measure cells through the harness all go to one worker, in file order, so no two of them share
-# the cores (their verdicts rest on timeouts) and a test that counts the harness's live processes
-# sees only its own; the modules below start no harness process (they read the dataset, or run
-# a script as a reader would) and run on the other worker meanwhile.
+# the cores (their verdicts rest on timeouts); the modules below measure no cell (they read the
+# dataset, or run a script as a reader would) and run on the other worker meanwhile. A `run`
+# they start may still warm an SDK before it refuses a damaged dataset: a test that counts live
+# processes counts those its own runs marked (proc.marked_by), never every harness's.
 BESIDE_CELLS = ("tests/store/test_integration_faults.py", "tests/families/copilot/test_integration_repro.py")
 
 

@@ -122,7 +122,7 @@ def end_all(wait: float = 5.0) -> tuple[str, ...]:
     with _started_lock:
         groups = list(_started)
     killed = [(pid, cmd) for pgid in groups for pid, cmd in _group_members(pgid)]
-    killed += [(pid, cmd) for pid, marker, cmd in marked_processes() if _owner(marker) == os.getpid()]
+    killed += marked_by(os.getpid())
     for pgid in groups:
         _signal_group(pgid, signal.SIGKILL)
     for pid, _ in killed:
@@ -197,6 +197,12 @@ def sweep_orphans() -> list[str]:
             killed.append(command)
             _signal_pid(pid, signal.SIGKILL)
     return killed
+
+
+def marked_by(*owners: int) -> list[tuple[int, str]]:
+    """(pid, command) of the live processes whose marker names one of the harness processes
+    ``owners``: what those runs started, not what another harness beside them did."""
+    return [(pid, command) for pid, marker, command in marked_processes() if _owner(marker) in owners]
 
 
 def find_marked(marker: str) -> list[tuple[int, str]]:

@@ -116,6 +116,8 @@ def test_processes_of_a_killed_harness_are_swept_and_a_live_ones_are_not(tmp_pat
         while not (find_marked(f"{gone.pid}-orphan") and find_marked(f"{os.getpid()}-ours")):
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        assert [pid for pid, _ in proc.marked_by(gone.pid)] == [orphan.pid]  # each run's own, none other's
+        assert [pid for pid, _ in proc.marked_by(os.getpid(), gone.pid)] == sorted([orphan.pid, ours.pid])
         killed = sweep_orphans()
         assert len(killed) == 1 and "sleep(60)" in killed[0]
         assert orphan.wait(timeout=10) == -9

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.execute.proc import marked_processes
+from matrix.execute.proc import marked_by
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
@@ -24,13 +24,10 @@ COSMO = ('[families.cosmo-python]\nprobes = ["identity", "strictness"]\n'
          'sdk.select = ["0.4.0", "0.5.1", "0.6.0", "0.6.1"]\n')
 
 
-def marked() -> list[str]:
-    """What is alive of any run: the commands, so a failure says what outlived its run."""
-    return [command for _, _, command in marked_processes()]
-
-
-def marked_pids() -> list[int]:
-    return [pid for pid, _, _ in marked_processes()]
+def marked(*runs: subprocess.Popen[bytes]) -> list[str]:
+    """What is alive of these runs: the commands, so a failure says what outlived its run.
+    Only theirs: under --cells-apart a test on the other worker may run a harness meanwhile."""
+    return [command for _, command in marked_by(*(r.pid for r in runs))]
 
 
 def _interruptible() -> None:
@@ -74,7 +71,7 @@ def test_sigkill_at_a_random_moment_loses_at_most_the_cells_in_flight(tmp_path: 
     keys_after = [(r["family"], r["sdk_version"], r["cli_version"], r["probe"], r["mutation"]) for r in rows]
     assert len(keys_after) == len(set(keys_after)) == planned, f"seed {seed}, killed after {delay:.1f}s"
     assert keys_after[: len(keys)] == keys  # the killed run's rows stand; nothing was rewritten
-    assert marked() == []
+    assert marked(victim, again) == []
 
 
 def test_sigint_mid_cell_leaves_no_process(tmp_path: Path) -> None:
@@ -85,9 +82,9 @@ def test_sigint_mid_cell_leaves_no_process(tmp_path: Path) -> None:
                  env={**os.environ, "COMPAT_MATRIX_DATA": ""})
     try:
         deadline = time.monotonic() + 120
-        while not marked() and time.monotonic() < deadline:
+        while not marked(victim) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert marked(), "the probe never started"
+        assert marked(victim), "the probe never started"
         time.sleep(2)
         victim.send_signal(signal.SIGINT)
         out, _ = victim.communicate(timeout=60)
@@ -96,7 +93,7 @@ def test_sigint_mid_cell_leaves_no_process(tmp_path: Path) -> None:
             victim.kill()
             victim.communicate()
     assert victim.returncode == 130, out.decode()
-    assert marked() == []
+    assert marked(victim) == []
 
 
 def test_a_full_disk_is_an_infra_error_never_a_verdict(tmp_path: Path) -> None:
@@ -186,7 +183,7 @@ def test_the_harness_and_its_probes_listen_on_loopback_only(tmp_path: Path) -> N
     victim = run(["--config", str(config), "--results", str(tmp_path / "r")], output=False)
     seen: set[str] = set()
     while victim.poll() is None:
-        seen |= _listening_of([victim.pid, *marked_pids()])
+        seen |= _listening_of([victim.pid, *(pid for pid, _ in marked_by(victim.pid))])
         time.sleep(0.05)
     assert victim.returncode == 0
     loopback = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1, ::1

@@ -94,10 +94,10 @@ def test_sigterm_mid_cell_leaves_no_process_and_keeps_rows(tmp_path: Path) -> No
     import sys
     import time
 
-    from matrix.execute.proc import marked_processes
+    from matrix.execute.proc import marked_by
 
     def marked() -> list[int]:
-        return [pid for pid, _, _ in marked_processes()]
+        return [pid for pid, _ in marked_by(proc.pid)]  # this run's, not another harness's beside it
 
     config = tmp_path / "m.toml"
     config.write_text('[families.copilot-python]\nsdk.select = ["0.1.10"]\ncli.select = ["0.0.354"]\n')
