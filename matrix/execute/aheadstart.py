@@ -45,9 +45,9 @@ class _Ahead:
         self.status = box.root / "ahead-status.json"
         self.out: IO[bytes] = self._stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (the stack closes it)
         self.err: IO[bytes] = self._stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (the stack closes it)
-        self.proc = subprocess.Popen((*prefix, str(LOADER), str(self.status), *preload), stdin=subprocess.PIPE,
-                                     stdout=self.out, stderr=self.err, env=dict(box.env), cwd=box.root,
-                                     start_new_session=True)
+        self.proc = proc.start((*prefix, str(LOADER), str(self.status), *preload), stdin=subprocess.PIPE,
+                               stdout=self.out, stderr=self.err, env=dict(box.env), cwd=box.root,
+                               start_new_session=True)
 
     def why_not(self, wait: float) -> str | None:
         """None once the preload is done and clean; else why this process cannot take a cell."""

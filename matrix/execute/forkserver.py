@@ -66,7 +66,7 @@ class ForkServer:
         self._stack = contextlib.ExitStack()
         box = self._stack.enter_context(sandbox(scratch))
         self._marker = box.marker
-        self._proc = subprocess.Popen(
+        self._proc = proc.start(
             (str(interpreter), "-I", str(SERVER), json.dumps(list(preload))),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=dict(box.env), cwd=box.root, start_new_session=True)

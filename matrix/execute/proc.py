@@ -19,15 +19,15 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 import psutil
 
 __all__ = ["MARKER_VAR", "Child", "Reaper", "Request", "Result", "Spawn", "end_all", "find_marked", "harness_python",
-           "kill_group", "popen", "run"]
+           "kill_group", "popen", "run", "start", "write_executable"]
 
 MARKER_VAR = "COMPAT_MATRIX_CELL"
 _OUTPUT_LIMIT = 4 * 1024 * 1024
@@ -267,10 +267,31 @@ class Child(Protocol):
 Spawn = Callable[[Request, IO[bytes], IO[bytes]], Child]
 
 
+# A file written to be run (a CLI's launcher) cannot be executed, by anyone, while some
+# process holds it open for writing ("Text file busy", ETXTBSY), and a child we fork while
+# one thread writes it holds it until that child's own exec: an SDK that starts the launcher
+# right after it is written then fails to start the CLI. Our starts and such writes take
+# turns (``Popen`` returns once its child has exec'd).
+_spawning = threading.Lock()
+
+
+def start(argv: Sequence[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(argv, **options)``, never while ``write_executable`` writes."""
+    with _spawning:
+        return subprocess.Popen(argv, **options)
+
+
+def write_executable(path: Path, text: str) -> None:
+    """Write a file to be run, closed before any process we start next is forked."""
+    with _spawning:
+        path.write_text(text)
+    path.chmod(0o755)
+
+
 def popen(req: Request, out: IO[bytes], err: IO[bytes]) -> Child:
     """The usual ``Spawn``: a new process."""
-    return subprocess.Popen(req.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=dict(req.env),
-                            cwd=req.cwd, start_new_session=True)
+    return start(req.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=dict(req.env), cwd=req.cwd,
+                 start_new_session=True)
 
 
 def kill_group(pgid: int) -> None:

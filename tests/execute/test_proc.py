@@ -190,3 +190,54 @@ def test_end_all_leaves_alone_what_another_harness_started(tmp_path: Path) -> No
     finally:
         theirs.kill()
         theirs.wait()
+
+
+
+# Stands in for an SDK: runs each launcher it is sent, from a process of its own (as an
+# SDK starts its CLI), and says whether the exec found the file busy.
+_RUNNER = """
+import subprocess, sys
+for line in sys.stdin:
+    try:
+        subprocess.run([line.strip()], check=True)
+        print("ran", flush=True)
+    except OSError as err:
+        print(f"busy" if err.errno == 26 else f"error {err}", flush=True)
+"""
+
+
+def test_a_launcher_written_while_other_threads_start_processes_is_never_busy(tmp_path: Path) -> None:
+    """A child forked while a launcher is written holds it open for writing until its own
+    exec; an SDK that runs the launcher meanwhile fails with ETXTBSY, "Text file busy" (its
+    CLI never started). Threads that start processes, and threads that write a launcher and
+    have another process run it at once, as a cell's SDK does: no run may find it busy."""
+    import subprocess
+    import threading
+
+    stop = time.monotonic() + 3.0
+    said: list[str] = []
+
+    def starter() -> None:
+        while time.monotonic() < stop:
+            proc.start(["/bin/true"], start_new_session=True).wait()
+
+    def launcher(i: int) -> None:
+        path = tmp_path / f"launcher-{i}"
+        sdk = proc.start([PY, "-c", _RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert sdk.stdin is not None and sdk.stdout is not None
+        while time.monotonic() < stop:
+            path.unlink(missing_ok=True)
+            proc.write_executable(path, "#!/bin/sh\nexit 0\n")
+            sdk.stdin.write(f"{path}\n")
+            sdk.stdin.flush()
+            said.append(sdk.stdout.readline().strip())
+        sdk.communicate()  # closes its pipes
+
+    threads = [threading.Thread(target=starter) for _ in range(3)]
+    threads += [threading.Thread(target=launcher, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(said) > 100  # enough runs to meet the race: without the turns, dozens a second are busy
+    assert set(said) == {"ran"}, {s: said.count(s) for s in set(said)}

@@ -194,13 +194,12 @@ def write_launcher(directory: Path, cli: CliInstall, runtime: Runtime,
                 + real)
     # Only the CLI's own Node processes read its compiled code (``compile_cache.py``).
     portable = "".join(f"export {k}={v}\n" for k, v in PORTABLE.items()) if cli.compile_cache else ""
-    script.write_text(
+    proc.write_executable(script, (  # the SDK runs it as soon as its agent starts: see write_executable
         "#!/bin/sh\n"
         f"printf '%s\\n' '@@launch@@' \"$@\" >> {shlex.quote(str(log))}\n"
         f"{portable}"
         f"exec {real} \"$@\"\n"
-    )
-    script.chmod(0o755)
+    ))
     return script, log
 
 
