@@ -192,17 +192,16 @@ def test_end_all_leaves_alone_what_another_harness_started(tmp_path: Path) -> No
         theirs.wait()
 
 
-
 # Stands in for an SDK: runs each launcher it is sent, from a process of its own (as an
 # SDK starts its CLI), and says whether the exec found the file busy.
 _RUNNER = """
-import subprocess, sys
+import errno, subprocess, sys
 for line in sys.stdin:
     try:
         subprocess.run([line.strip()], check=True)
         print("ran", flush=True)
     except OSError as err:
-        print(f"busy" if err.errno == 26 else f"error {err}", flush=True)
+        print("busy" if err.errno == errno.ETXTBSY else f"error {err}", flush=True)
 """
 
 
